@@ -48,7 +48,7 @@ def main() -> int:
     """Run the command line; Ctrl-C at any moment from here on is one line and exit 130
     (or, once the command has finished, the command's own exit code)."""
     if sys.argv[1:] == [ENGINE_WORKER]:
-        from desktop.engine.worker.child import main as worker_main
+        from desktop.engine import worker_main
 
         sys.stderr.flush()
         os._exit(worker_main())

@@ -11,10 +11,10 @@
 #   probe; llama.cpp issue 20824, closed without a fix). Without them the AVX-512 kernels
 #   and weight repacking still run; docs/gpu.md has the figures.
 #
-# The probe is desktop/engine/hardware/amx.py, the very one `edgedesk doctor` runs (AMX: ...);
+# The probe is desktop/engine/_hardware/amx.py, the very one `edgedesk doctor` runs (AMX: ...);
 # standard library only, run by its path before EdgeDesk is installed. It prints
 # absent | usable | listed, not usable | listed, not checked.
-AMX_PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/desktop/engine/hardware/amx.py"
+AMX_PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/desktop/engine/_hardware/amx.py"
 
 amx_left_out() {  # 0 (with AMX_WHY set) when AMX must be left out of the build
   [ "$(uname -m)" = x86_64 ] || return 1  # AMX is x86-64's; -mno-amx-* is too
@@ -22,7 +22,7 @@ amx_left_out() {  # 0 (with AMX_WHY set) when AMX must be left out of the build
   verdict=$("${PYTHON:-python3}" -I "$AMX_PROBE" --why 2>/dev/null) || verdict=""
   if [ -z "$verdict" ]; then  # no Python to run it: where AMX is listed, assume the worst
     grep -qw amx_tile /proc/cpuinfo 2>/dev/null || return 1
-    verdict=$'listed, not checked\nno Python to run desktop/engine/hardware/amx.py'
+    verdict=$'listed, not checked\nno Python to run desktop/engine/_hardware/amx.py'
   fi
   case "${verdict%%$'\n'*}" in absent) return 1 ;; esac  # -march=native adds none
   AMX_WHY="AMX: ${verdict%%$'\n'*} (${verdict#*$'\n'})"

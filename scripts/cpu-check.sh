@@ -81,7 +81,7 @@ fi
 
 # The build must be the kind's: a feature the kind lacks compiled in means a wrong build.
 FORBIDDEN=$FORBIDDEN "$python" -c 'import os, sys
-from desktop.engine.hardware.cpu_features import cpu_features
+from desktop.engine import cpu_features
 built = [k for k, v in cpu_features().built.items() if v]
 print("cpu-check: llama.cpp built for", ", ".join(built))
 sys.exit(1 if set(os.environ["FORBIDDEN"].split()) & set(built) else 0)' \

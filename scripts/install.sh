@@ -191,7 +191,7 @@ install_variant() {  # $1 variant; returns 1 with REASON set on failure
   [ "$1" != cuda ] || [ -z "$CUDA_RUNTIME_DIR" ] || link_cuda_runtime "$CUDA_RUNTIME_DIR"
   "$VENV/bin/python" -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
   # Proof that the built library loads and carries the backend we asked for.
-  got=$("$VENV/bin/python" -c 'from desktop.engine.hardware.backend import backend_info; print(backend_info().compiled_gpu or "cpu")' 2>&1) \
+  got=$("$VENV/bin/python" -c 'from desktop.engine import backend_info; print(backend_info().compiled_gpu or "cpu")' 2>&1) \
     || { REASON="the $1 build does not load: $(echo "$got" | tail -n 1)"; return 1; }
   got=$(echo "$got" | tail -n 1)
   if [ "$got" != "$1" ]; then

@@ -241,7 +241,7 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
 def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
     """The Tools page's Add server form, and the question before a round of tool calls."""
     from desktop.chat.approval import ApprovalAsk, ApprovalBatch
-    from desktop.engine.types import ToolCall
+    from desktop.engine._types import ToolCall
     from desktop.tools import ToolSpec
     from desktop.ui.common.workers import ApprovalRequest
     from desktop.ui.tools.approval import ToolApproval

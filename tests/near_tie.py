@@ -48,7 +48,7 @@ def steps(logprobs: Iterable[Any]) -> list[TokenStep]:
     for entry in logprobs:
         if hasattr(entry, "top_logprobs"):  # openai.types.chat.ChatCompletionTokenLogprob
             top = tuple((t.token, t.logprob) for t in entry.top_logprobs or ())
-        else:  # desktop.engine.types.TokenLogprob
+        else:  # desktop.engine._types.TokenLogprob
             top = tuple(entry.top)
         out.append(TokenStep(entry.token, entry.logprob, top))
     return out

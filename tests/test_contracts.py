@@ -58,4 +58,14 @@ def test_qt_and_llama_contracts_deny_by_default() -> None:
     assert qt["source_modules"] == ["desktop"]
     assert llama["source_modules"] == ["desktop"]
     assert all(rule.startswith("desktop.ui") for rule in qt["ignore_imports"])
-    assert all(rule.startswith("desktop.engine") for rule in llama["ignore_imports"])
+    # One door: the module that sets llama.cpp's OpenMP spin count before it loads.
+    assert llama["ignore_imports"] == ["desktop.engine._llama_cpp -> llama_cpp"]
+
+
+def test_outside_the_engine_only_its_face_is_imported() -> None:
+    forbidden = {c["name"]: c for c in _contracts() if c["type"] == "forbidden"}
+    face = forbidden["Outside desktop.engine, only its face is imported"]
+    assert face["forbidden_modules"] == ["desktop.engine.**"]
+    # Every other top-level module is a source, so a new package is covered the day it lands.
+    others = (_children("desktop", "desktop.") | {"desktop.__main__"}) - {"desktop.engine"}
+    assert set(face["source_modules"]) == others  # type: ignore[arg-type]

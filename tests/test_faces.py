@@ -65,7 +65,8 @@ def test_the_insides_are_private(feature: str) -> None:
 
 
 def _type_checking_names(feature: str) -> dict[str, str]:
-    """Each name the face imports under ``if TYPE_CHECKING:``, with its inside module."""
+    """Each name the face imports under ``if TYPE_CHECKING:`` (as it is bound there: an
+    ``as`` name when it has one), with its inside module."""
     tree = ast.parse((DESKTOP / feature / "__init__.py").read_text(encoding="utf-8"))
     names = {}
     for node in tree.body:
@@ -73,8 +74,20 @@ def _type_checking_names(feature: str) -> dict[str, str]:
             for statement in node.body:
                 assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
                 module = str(statement.module).removeprefix(f"desktop.{feature}.")
-                names.update({alias.name: module for alias in statement.names})
+                names.update({alias.asname or alias.name: module for alias in statement.names})
     return names
+
+
+def _inner_names(feature: str) -> dict[str, str]:
+    """Face name -> the name inside its module, where they differ (``import x as y``)."""
+    tree = ast.parse((DESKTOP / feature / "__init__.py").read_text(encoding="utf-8"))
+    return {
+        alias.asname: alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname
+    }
 
 
 @pytest.mark.parametrize("feature", FACES)
@@ -91,7 +104,7 @@ def test_every_name_of_the_face_resolves_to_what_mypy_sees(feature: str) -> None
         value = getattr(face, name)
         if typed:
             inside = importlib.import_module(f"desktop.{feature}.{typed[name]}")
-            assert value is getattr(inside, name)
+            assert value is getattr(inside, _inner_names(feature).get(name, name))
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         face.no_such_name  # noqa: B018 - the lookup is the test
 

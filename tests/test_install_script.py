@@ -150,7 +150,7 @@ def _probe_python(tmp_path: Path, verdict: str) -> tuple[Path, Path]:
     return fake, calls
 
 
-PROBE = ROOT / "desktop" / "engine" / "hardware" / "amx.py"
+PROBE = ROOT / "desktop" / "engine" / "_hardware" / "amx.py"
 TILE_CODE = re.compile(r"tilezero|tilerelease|ldtilecfg|_tile_|immintrin", re.IGNORECASE)
 x86_64 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="AMX is x86-64's")
 
@@ -164,7 +164,7 @@ def test_the_installer_leaves_amx_out_where_the_one_probe_says_it_cannot_run(
     )
     done = _dry_run(tmp_path, {}, PYTHON=str(fake))
     assert done.returncode == 0, done.stderr
-    # The probe doctor runs (desktop/engine/hardware/amx.py), by its path with the Python given.
+    # The probe doctor runs (desktop/engine/_hardware/amx.py), by its path with the Python given.
     assert calls.read_text().splitlines() == [f"-I {PROBE} --why"]
     assert (
         "note: AMX: listed, not usable (a tile instruction faulted (SIGILL)); "
@@ -206,7 +206,7 @@ def test_every_script_that_compiles_llama_cpp_asks_the_same_probe() -> None:
     tests = (ROOT / "scripts" / "test.sh").read_text()
     assert "./scripts/install.sh" in tests and "pip install" not in tests
     check = (ROOT / "scripts" / "amx-check.sh").read_text()
-    assert "desktop/engine/hardware/amx.py" in check and not TILE_CODE.search(check)
+    assert "desktop/engine/_hardware/amx.py" in check and not TILE_CODE.search(check)
 
 
 @x86_64

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from desktop.base.config import NoPolicy
-from desktop.engine.chat.templates import ARCHITECTURE_TEMPLATES
+from desktop.engine._prompting.templates import ARCHITECTURE_TEMPLATES
 from desktop.root.context import build_context
 
 

@@ -15,7 +15,7 @@ from desktop.base.errors import InvalidRequest, ModelFileError, ModelNotAllowed,
 from desktop.catalog._entries import Catalog
 from desktop.catalog._fit import Hardware
 from desktop.catalog._gguf_info import read_gguf
-from desktop.engine.types import LocalPlan
+from desktop.engine._types import LocalPlan
 from desktop.resolve import ModelResolver
 from desktop.resolve._locate import installed_from_mapping
 

@@ -3,7 +3,7 @@
 A warning Python gives at interpreter exit (or in a ``__del__``) cannot raise, so the
 suite's ``filterwarnings = ["error"]`` never sees it; it was printed after test runs as
 "ResourceWarning: unclosed file <... name='/dev/null'>" (llama-cpp-python's two module
-files, closed by ``desktop.engine``). A child process run with ``-X dev -W
+files, closed by ``desktop.engine._llama_cpp``). A child process run with ``-X dev -W
 error::ResourceWarning`` prints any such warning on its stderr: here it must print none.
 """
 

@@ -287,9 +287,9 @@ class Settings(_Section):
     mcp_servers: list[str] = Field(default_factory=list)
     allow_user_mcp: bool = True
     mcp_require_approval: bool = False
-    # Caps on one attached picture (desktop/engine/images.py), for the APIs, the window
+    # Caps on one attached picture (desktop/engine/_images.py), for the APIs, the window
     # and the CLI alike; policy ImageMaxMB / ImageMaxMegapixels. The upper bounds are the
-    # engine's own ceiling (engine.images.HARD_LIMITS: 64 MiB, 200 megapixels).
+    # engine's own ceiling (engine._images.HARD_LIMITS: 64 MiB, 200 megapixels).
     image_max_mb: int = Field(
         default=20, ge=1, le=64, description="Largest attached picture, in MiB (encoded file size)"
     )

@@ -252,7 +252,7 @@ class RemoteError(EdgeDeskError):
 class ImageRejected(InvalidRequest):
     """An attached image cannot be used: not an image, damaged, or over the size caps.
 
-    Raised before any pixel is decoded (``engine.images.inspect_image``), and by the
+    Raised before any pixel is decoded (``engine._images.inspect_image``), and by the
     engine when llama.cpp cannot decode a picture; the APIs answer 400.
     """
 

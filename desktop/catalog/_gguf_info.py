@@ -160,7 +160,7 @@ class GGUFInfo:
         """KV caches of ``context_length`` cells a load with ``slots`` slots keeps: one
         shared by the slots, or one per slot for a model with sliding-window layers kept
         at full size (``swa_full``; the engine then gives each slot its own, see
-        engine/native.py)."""
+        engine/_native.py)."""
         return max(1, slots) if self.sliding_window > 0 and swa_full else 1
 
     def kv_bytes(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from desktop.engine.types import ToolCall
+from desktop.engine import ToolCall
 from desktop.tools import ToolSpec
 
 Decision = Literal["once", "always", "deny"]

@@ -18,8 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, inspect_image, sniff
-from desktop.engine.types import Image
+from desktop.engine import DEFAULT_LIMITS, Image, ImageLimits, inspect_image, sniff
 from desktop.retrieval import (
     DEFAULT_MAX_TOKENS,
     SUPPORTED_SUFFIXES,
@@ -46,7 +45,7 @@ __all__ = [
     "prompt_text",
 ]
 
-# Pictures are judged by ``engine.images`` (type, damage, byte and pixel caps), the one
+# Pictures are judged by ``engine._images`` (type, damage, byte and pixel caps), the one
 # checker the APIs and the CLI use too, under the caps in force (``AppContext.image_limits``:
 # settings and the ImageMaxMB / ImageMaxMegapixels policy); the engine checks again.
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a document attached to one message (kept in the chat)
@@ -71,7 +70,7 @@ def check_image(
     data: bytes, limits: ImageLimits = DEFAULT_LIMITS, name: str = "the picture"
 ) -> str:
     """The picture's MIME type, or ImageRejected saying why it is refused (not a picture,
-    damaged, more bytes or pixels than ``limits``): ``engine.images`` reads the header."""
+    damaged, more bytes or pixels than ``limits``): ``engine._images`` reads the header."""
     return inspect_image(data, limits, name=name).mime
 
 

@@ -12,7 +12,7 @@ model's header through the resolver (blocks briefly).
 from __future__ import annotations
 
 from desktop.base.errors import EdgeDeskError
-from desktop.engine.types import ModelSpec
+from desktop.engine import ModelSpec
 from desktop.resolve import ModelResolver
 
 

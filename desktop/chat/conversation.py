@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop.chat.attachments import Attachment, image_of, inline_chars, prompt_text
 from desktop.chat.parameters import Sampling
-from desktop.engine.types import Message, Placement, Role, ToolCall, Usage
+from desktop.engine import Message, Placement, Role, ToolCall, Usage
 from desktop.store import Source
 
 DEFAULT_TITLE = "New chat"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.chat.conversation import Turn
-from desktop.engine.types import Message
+from desktop.engine import Message
 from desktop.retrieval import MAX_QUERY_CHARS, Citation, build_messages, citations
 from desktop.store import Source
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from desktop.engine.types import GenerationParams
+from desktop.engine import GenerationParams
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import Conversation, ToolStep, Turn, tools_switch
 from desktop.chat.grounding import cite, stored_sources
 from desktop.chat.parameters import Sampling
-from desktop.engine.types import Chunk, Role, Usage
+from desktop.engine import Delta, Role, Usage
 from desktop.store import ChatMessage, ChatStore, version_dict, version_message
 
 
@@ -150,7 +150,7 @@ class ChatSaver:
     def save_answer(
         self,
         chat: Conversation,
-        final: Chunk,
+        final: Delta,
         text: str,
         reasoning: str,
         sources: Sequence[Any] = (),

@@ -38,8 +38,15 @@ from desktop.chat.conversation import (
 )
 from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
 from desktop.chat.persistence import ChatSaver
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, ToolCall
+from desktop.engine import (
+    DEFAULT_LIMITS,
+    ChatCall,
+    Delta,
+    GenerationParams,
+    ImageLimits,
+    Message,
+    ToolCall,
+)
 from desktop.tools import BUILTIN, ToolBox, ToolSet, ToolSpec
 
 MAX_TOOL_STEPS = 8  # rounds of tool calls in one answer before it must answer in words
@@ -59,7 +66,7 @@ class ChatStreamer(Protocol):
 
     def stream_chat(
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """Stream chunks of an answer: thinking, text and the tool calls it made."""
         ...
 
@@ -107,12 +114,12 @@ class CannotSee(InvalidRequest):
 class _Words:
     """The words and reasoning of the model's current reply, passed on as they come."""
 
-    def __init__(self, on_chunk: Callable[[Chunk], None] | None) -> None:
+    def __init__(self, on_chunk: Callable[[Delta], None] | None) -> None:
         self._on_chunk = on_chunk
         self._text: list[str] = []
         self._reasoning: list[str] = []
 
-    def add(self, chunk: Chunk) -> None:
+    def add(self, chunk: Delta) -> None:
         self._text.append(chunk.text)
         self._reasoning.append(chunk.reasoning)
         if self._on_chunk is not None and (chunk.text or chunk.reasoning or chunk.is_final):
@@ -332,7 +339,7 @@ class ChatCore:
     def save_answer(
         self,
         pending: PendingTurn,
-        final: Chunk,
+        final: Delta,
         text: str,
         reasoning: str,
         steps: Sequence[ToolStep] = (),
@@ -377,7 +384,7 @@ class ChatCore:
         with contextlib.suppress(EdgeDeskError):
             self.saver.save_answer(
                 pending.chat,
-                Chunk(),
+                Delta(),
                 text,
                 reasoning,
                 pending.sources,
@@ -390,14 +397,14 @@ class ChatCore:
     def drive(
         self,
         pending: PendingTurn,
-        on_chunk: Callable[[Chunk], None] | None = None,
+        on_chunk: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
         *,
         on_sources: Callable[[list[Any]], None] | None = None,
         approve: Approver | None = None,
         on_step: Callable[[ToolStep], None] | None = None,
         approve_all: BatchApprover | None = None,
-    ) -> Chunk:
+    ) -> Delta:
         """Run a turn on the worker thread without touching its Turn; return the final chunk.
 
         The one turn driver: save the question, prepare (retrieve; ``on_sources`` then gets
@@ -416,7 +423,7 @@ class ChatCore:
         cancel = cancel or threading.Event()
         steps: list[ToolStep] = []
         out = _Words(on_chunk)
-        final = Chunk(finish_reason="cancelled")
+        final = Delta(finish_reason="cancelled")
         try:
             # Inside the guard: a regenerated answer's store row is rewritten to the
             # question here, so a failed retrieval must still put the earlier version back.
@@ -458,9 +465,9 @@ class ChatCore:
         tools: ToolSet | None,
         out: _Words,
         cancel: threading.Event,
-    ) -> tuple[Chunk, tuple[ToolCall, ...]]:
+    ) -> tuple[Delta, tuple[ToolCall, ...]]:
         """Stream one reply of the model; its final chunk and the tool calls it made."""
-        final = Chunk(finish_reason="cancelled")
+        final = Delta(finish_reason="cancelled")
         # The engine holds tagged call markup back; an answer that merely opens with "{"
         # streams (stream_bare: a bare call found at the end moves those words into the
         # round, out of sight).
@@ -478,7 +485,7 @@ class ChatCore:
                     final = chunk
                     calls = chunk.tool_calls if tools is not None else ()
                 if calls:  # the turn goes on after the calls: not its end yet
-                    out.add(Chunk(text=chunk.text, reasoning=chunk.reasoning))
+                    out.add(Delta(text=chunk.text, reasoning=chunk.reasoning))
                 else:
                     out.add(chunk)
         except Cancelled:
@@ -599,7 +606,7 @@ class ChatCore:
     def run(
         self,
         pending: PendingTurn,
-        on_chunk: Callable[[Chunk], None] | None = None,
+        on_chunk: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
         *,
         approve: Approver | None = None,
@@ -616,7 +623,7 @@ class ChatCore:
         """
         turn = pending.answer
 
-        def fill(chunk: Chunk) -> None:
+        def fill(chunk: Delta) -> None:
             turn.content += chunk.text
             turn.reasoning += chunk.reasoning
             if on_chunk is not None:

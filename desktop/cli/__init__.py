@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EdgeDeskError as exc:  # raised while handling another error (e.g. in close())
         return _fail(exc.message, exc.exit_code)
     except Exception as exc:
-        from desktop.engine.hardware.library import library_error
+        from desktop.engine import library_error
 
         problem = library_error(exc)  # llama.cpp's library does not load: not a bug of ours
         if problem is not None:

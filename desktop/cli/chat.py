@@ -41,13 +41,12 @@ from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking
 from desktop.cli.tool_approval import preapproved, terminal_approver, yes_tools_option
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.retrieval import Hit
 
 if TYPE_CHECKING:
     from desktop.catalog import Catalog, InstalledIndex
-    from desktop.engine.images import ImageLimits
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import ImageLimits, Scheduler
     from desktop.resolve import ModelResolver
     from desktop.retrieval import Library, Searcher
     from desktop.store import ChatStore
@@ -461,7 +460,7 @@ class TerminalChat:
         sys.stdout.write("\n")
         sys.stdout.flush()
 
-    def _show(self, chunk: Chunk) -> None:
+    def _show(self, chunk: Delta) -> None:
         if chunk.reasoning:
             if not self._in_reasoning:
                 print("[thinking] ", end="", file=sys.stderr)

@@ -24,7 +24,7 @@ from desktop.cli.tool_approval import (
     terminal_approver,
     yes_tools_option,
 )
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.resolve import looks_like_path
 from desktop.retrieval import Hit, IndexProgress, IndexReport
 from desktop.root.context import DEFAULT_EMBEDDING_MODEL
@@ -246,7 +246,7 @@ def handle_ask(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
         )
 
-        def show(chunk: Chunk) -> None:
+        def show(chunk: Delta) -> None:
             sys.stdout.write(chunk.text)
             sys.stdout.flush()
 

@@ -26,7 +26,7 @@ from desktop.cli.remotes import remote_rows
 from desktop.resolve import ModelResolver, looks_like_path
 
 if TYPE_CHECKING:
-    from desktop.engine.broken import BrokenFile
+    from desktop.engine import BrokenFile
 
 
 class ModelsHere(Protocol):

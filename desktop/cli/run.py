@@ -12,8 +12,15 @@ from desktop.base.errors import InvalidRequest
 from desktop.chat.capabilities import takes_pictures
 from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
+from desktop.engine import (
+    DEFAULT_LIMITS,
+    ChatCall,
+    Delta,
+    GenerationParams,
+    Image,
+    ImageLimits,
+    Message,
+)
 from desktop.resolve import ModelResolver
 from desktop.server.image_parts import check_images, image_from_bytes, joined
 
@@ -197,8 +204,8 @@ def require_chat_model(resolver: ModelResolver, model: str) -> None:
         )
 
 
-def _print_stream(stream: object) -> Chunk | None:
-    final: Chunk | None = None
+def _print_stream(stream: object) -> Delta | None:
+    final: Delta | None = None
     in_reasoning = wrote = False
     out = sys.stdout
     try:

@@ -201,7 +201,7 @@ def _where_models_run(resolver: ModelResolver, models: list[str]) -> str:
     """``gemma: 19/19 layers on Vulkan0 (llvmpipe)`` for each ``--model`` (planned from its
     header: it loads on its first request; /v1/models and ``run --stats`` then say where it
     did), or where any local model would run when none is named."""
-    from desktop.engine.hardware.placement import default_devices, planned_placement
+    from desktop.engine import default_devices, planned_placement
 
     parts = []
     for ref in models:

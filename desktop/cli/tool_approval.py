@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from desktop.base.crash import shown
 from desktop.chat.approval import Decision
-from desktop.engine.types import ToolCall
+from desktop.engine import ToolCall
 from desktop.tools import ToolSpec
 
 ANSWERS: dict[str, Decision] = {

@@ -39,7 +39,7 @@ class VersionAction(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        from desktop.engine.hardware.backend import backend_info
+        from desktop.engine import backend_info
 
         info = backend_info()
         print(f"edgedesk {__version__}\nbackend: {info.describe()}")

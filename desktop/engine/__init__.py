@@ -1,61 +1,204 @@
-"""The only package that imports llama_cpp: load models, stream, embed, schedule.
+"""The engine: loads GGUF models with llama.cpp, streams chat, embeds, schedules.
 
-Importing it tells llama.cpp's OpenMP runtime (libgomp, read once when it loads) to spin
-only briefly before a waiting thread sleeps (``GOMP_SPINCOUNT=100``, a few µs; libgomp's
-own default is 300,000), unless the environment already sets ``GOMP_SPINCOUNT`` or
-``OMP_WAIT_POLICY``. Why: between two decodes the decode loop runs Python (sampling,
-handing tokens out); a libgomp worker that spins its default count meanwhile takes a
-core from it, and on a machine whose cores other processes also want the loop then
-waits for a time slice at every token (2-10x slower). Sleeping at once
-(``OMP_WAIT_POLICY=PASSIVE``) avoids that but makes every barrier inside a decode sleep
-too: a quarter to a third slower on an idle machine.
+This module is the engine's face: ``__all__`` below is everything code outside
+``desktop/engine/`` may use (an import-linter contract in pyproject.toml holds it:
+"Outside desktop.engine, only its face is imported"). What starts with ``_`` is the
+engine's insides, free to change: ``_types`` (what goes in and out: ``ChatCall``,
+``Delta``, ``ModelSpec``...), ``_protocol`` (``Engine``), ``_scheduler``, ``_loader``,
+``_llama`` (one loaded model), ``_batching/`` (the decode loop), ``_prompting/`` (chat
+templates, tool-call parsing, grammars, stop strings), ``_hardware/``, ``_worker/`` (a
+model in a process of its own), and ``_llama_cpp``, the one module that imports
+llama_cpp (after setting llama.cpp's OpenMP spin count: see there).
 
-Why 100 and not the 3,000 chosen first: libgomp cuts every spin to
-``min(100, GOMP_SPINCOUNT)`` while it manages more threads than the process may use
-cores, as an engine in the app's own process does (there the setting changed nothing:
-the model loads on one thread and decodes on another, each with its pool, is our
-reading), so the figures measured in-process were at 100. A model's worker process
-has one pool, so 3,000 spins (tens of µs a wait) held: 44% of its CPU time went to
-spinning at ggml's barriers, twice the CPU per token of the same engine in-process on
-the Moonlight-16B-A3B shape and about half its speed on a busy machine (issue 47,
-docs/benchmarks.md). 100 makes both the same, whatever libgomp decides.
-``OMP_WAIT_POLICY=PASSIVE`` chooses the busy machine; ``GOMP_SPINCOUNT=`` (empty)
-libgomp's own default. llama-server needs no such setting: its loop between
-decodes is C++ and takes microseconds.
+Importing this package does nothing else: each name is imported from its module when
+first used (a module ``__getattr__``), so ``import desktop.engine`` loads neither
+llama_cpp nor numpy (``tests/engine/test_engine_package.py``). The ``TYPE_CHECKING``
+block shows mypy and readers where each name lives.
 """
 
-import atexit
-import os
+from __future__ import annotations
 
-OPENMP_SPIN_COUNT = "100"  # spins before a waiting OpenMP thread sleeps (libgomp: 300000)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-    os.environ["GOMP_SPINCOUNT"] = OPENMP_SPIN_COUNT
+if TYPE_CHECKING:
+    from desktop.engine._baseline import run_baseline
+    from desktop.engine._broken import BrokenFile
+    from desktop.engine._hardware.backend import BackendInfo, backend_info, why_no_gpu
+    from desktop.engine._hardware.cpu_features import as_report, cpu_features
+    from desktop.engine._hardware.devices import GPU_BACKENDS, gpu_devices, list_backends
+    from desktop.engine._hardware.library import library_error, require_llama_cpp
+    from desktop.engine._hardware.placement import default_devices, planned_placement
+    from desktop.engine._images import (
+        DEFAULT_LIMITS,
+        ImageLimits,
+        image_limits,
+        inspect_image,
+        load_image,
+        sniff,
+    )
+    from desktop.engine._loader import load_engine
+    from desktop.engine._native import gpu_offload_supported
+    from desktop.engine._offload import repack_types
+    from desktop.engine._overlong import PIECE_CHARS, iter_pieces, refuse_overlong
+    from desktop.engine._prompting.templates import resolve_template
+    from desktop.engine._prompting.toolcalls import gate_calls, new_call_id
+    from desktop.engine._protocol import Engine
+    from desktop.engine._scheduler import Scheduler
+    from desktop.engine._types import (
+        MEDIA_MARKER,
+        ChatCall,
+        Delta,
+        EngineStats,
+        FinishReason,
+        GenerationParams,
+        Image,
+        LoadReport,
+        LocalPlan,
+        Message,
+        ModelKind,
+        ModelSpec,
+        Placement,
+        RemotePlan,
+        Role,
+        Timings,
+        TokenLogprob,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
+    from desktop.engine._worker.child import main as worker_main
+    from desktop.engine._worker.client import start_worker, worker_log
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "GPU_BACKENDS",
+    "MEDIA_MARKER",
+    "PIECE_CHARS",
+    "BackendInfo",
+    "BrokenFile",
+    "ChatCall",
+    "Delta",
+    "Engine",
+    "EngineStats",
+    "FinishReason",
+    "GenerationParams",
+    "Image",
+    "ImageLimits",
+    "LoadReport",
+    "LocalPlan",
+    "Message",
+    "ModelKind",
+    "ModelSpec",
+    "Placement",
+    "RemotePlan",
+    "Role",
+    "Scheduler",
+    "Timings",
+    "TokenLogprob",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "as_report",
+    "backend_info",
+    "cpu_features",
+    "default_devices",
+    "gate_calls",
+    "gpu_devices",
+    "gpu_offload_supported",
+    "image_limits",
+    "inspect_image",
+    "iter_pieces",
+    "library_error",
+    "list_backends",
+    "load_engine",
+    "load_image",
+    "new_call_id",
+    "planned_placement",
+    "refuse_overlong",
+    "repack_types",
+    "require_llama_cpp",
+    "resolve_template",
+    "run_baseline",
+    "sniff",
+    "start_worker",
+    "why_no_gpu",
+    "worker_log",
+    "worker_main",
+]
+
+# Each name of the face, by the inner module (below ``desktop.engine``) that defines it.
+_WHERE = {
+    "ChatCall": "_types",
+    "Delta": "_types",
+    "EngineStats": "_types",
+    "FinishReason": "_types",
+    "GenerationParams": "_types",
+    "Image": "_types",
+    "LoadReport": "_types",
+    "LocalPlan": "_types",
+    "MEDIA_MARKER": "_types",
+    "Message": "_types",
+    "ModelKind": "_types",
+    "ModelSpec": "_types",
+    "Placement": "_types",
+    "RemotePlan": "_types",
+    "Role": "_types",
+    "Timings": "_types",
+    "TokenLogprob": "_types",
+    "ToolCall": "_types",
+    "ToolSpec": "_types",
+    "Usage": "_types",
+    "Engine": "_protocol",
+    "Scheduler": "_scheduler",
+    "load_engine": "_loader",
+    "BrokenFile": "_broken",
+    "DEFAULT_LIMITS": "_images",
+    "ImageLimits": "_images",
+    "image_limits": "_images",
+    "inspect_image": "_images",
+    "load_image": "_images",
+    "sniff": "_images",
+    "PIECE_CHARS": "_overlong",
+    "iter_pieces": "_overlong",
+    "refuse_overlong": "_overlong",
+    "resolve_template": "_prompting.templates",
+    "gate_calls": "_prompting.toolcalls",
+    "new_call_id": "_prompting.toolcalls",
+    "gpu_offload_supported": "_native",
+    "repack_types": "_offload",
+    "run_baseline": "_baseline",
+    "BackendInfo": "_hardware.backend",
+    "backend_info": "_hardware.backend",
+    "why_no_gpu": "_hardware.backend",
+    "as_report": "_hardware.cpu_features",
+    "cpu_features": "_hardware.cpu_features",
+    "GPU_BACKENDS": "_hardware.devices",
+    "gpu_devices": "_hardware.devices",
+    "list_backends": "_hardware.devices",
+    "library_error": "_hardware.library",
+    "require_llama_cpp": "_hardware.library",
+    "default_devices": "_hardware.placement",
+    "planned_placement": "_hardware.placement",
+    "start_worker": "_worker.client",
+    "worker_log": "_worker.client",
+    "worker_main": "_worker.child",  # its ``main``
+}
+
+_NAMED = {"worker_main": "main"}  # a face name that differs from its inner module's
 
 
-def _close_llama_cpp_null_files() -> None:
-    """At exit: close the two ``/dev/null`` files llama-cpp-python opens when imported.
+def __getattr__(name: str) -> Any:
+    """A name of ``__all__``, read from its inner module (imported on first use).
 
-    ``llama_cpp._utils`` keeps them as module globals for its quiet model loads and never
-    closes them, so every process that imported llama_cpp ended with "ResourceWarning:
-    unclosed file <... name='/dev/null'>" (an error under the tests' warning filters).
-    A model load racing the exit (a daemon thread) still finds usable files: both are
-    swapped for a wrapper of one descriptor that no file object owns (the OS closes it).
-    """
-    import sys
-
-    utils = sys.modules.get("llama_cpp._utils")
-    if utils is None:
-        return
-    spare: int | None = None
-    for name in ("outnull_file", "errnull_file"):
-        held = getattr(utils, name, None)
-        if held is None or getattr(held, "closed", True):
-            continue
-        if spare is None:
-            spare = os.open(os.devnull, os.O_WRONLY)
-        setattr(utils, name, open(spare, "w", closefd=False))  # noqa: SIM115 - owns nothing
-        held.close()
+    Not cached here: each read is the inner module's attribute as it is now, so a test
+    that replaces it there (monkeypatch) is seen through the face as before."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), _NAMED.get(name, name))
 
 
-atexit.register(_close_llama_cpp_null_files)
+def __dir__() -> list[str]:
+    """The face's names (what ``dir(desktop.engine)`` and completion offer)."""
+    return sorted(__all__)

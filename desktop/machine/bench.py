@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import GenerationParams
+from desktop.engine import GenerationParams, Scheduler
 from desktop.machine.bench_clients import GENERATION_PROMPT
 from desktop.resolve import looks_like_path
 from desktop.root.context import AppContext
@@ -261,7 +260,7 @@ def run_bench(
     progress: Progress = lambda _step: None,
 ) -> BenchReport:
     """Benchmark ``model`` as EdgeDesk runs it; with ``compare`` also the bare engine."""
-    from desktop.engine.hardware.backend import backend_info
+    from desktop.engine import backend_info
 
     spec = ctx.resolver(model, context_length=context_length)
     report = BenchReport(
@@ -281,7 +280,7 @@ def run_bench(
         ctx, model, tokens=tokens, clients=clients, progress=progress, engine=report.engine
     )
     if compare:
-        from desktop.engine.baseline import run_baseline
+        from desktop.engine import run_baseline
 
         ctx.scheduler.close()  # free memory: the baseline loads its own copy
         progress("baseline: llama-cpp-python called directly")

@@ -21,7 +21,7 @@ from desktop.base.filebytes import format_bytes
 from desktop.root.context import AppContext
 
 if TYPE_CHECKING:  # llama.cpp is loaded only when the report is asked for
-    from desktop.engine.hardware.backend import BackendInfo
+    from desktop.engine import BackendInfo
 
 
 def _run(command: list[str]) -> str:
@@ -87,7 +87,7 @@ def _devices(backend: Any) -> list[dict[str, Any]]:
 
 
 def _why_not(ctx: AppContext, backend: BackendInfo) -> str:
-    from desktop.engine.hardware.backend import why_no_gpu
+    from desktop.engine import why_no_gpu
 
     if not backend.gpu_offload:
         why = why_no_gpu(backend)
@@ -147,9 +147,7 @@ def _models(ctx: AppContext) -> list[dict[str, Any]]:
 
 def doctor_report(ctx: AppContext) -> dict[str, Any]:
     """The whole report as plain data (what ``--json`` prints and Settings shows)."""
-    from desktop.engine.hardware.backend import backend_info
-    from desktop.engine.hardware.cpu_features import as_report, cpu_features
-    from desktop.engine.hardware.devices import list_backends
+    from desktop.engine import as_report, backend_info, cpu_features, list_backends
 
     backend = backend_info()
     return {

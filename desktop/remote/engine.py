@@ -23,10 +23,9 @@ import httpx
 from desktop.base.defaults import GENERATION_TIMEOUT_S
 from desktop.base.errors import Cancelled, InvalidRequest, RemoteError
 from desktop.base.net import NetGate, Transport, explain
-from desktop.engine.chat.toolcalls import gate_calls
-from desktop.engine.types import (
+from desktop.engine import (
     ChatCall,
-    Chunk,
+    Delta,
     EngineStats,
     FinishReason,
     GenerationParams,
@@ -35,6 +34,7 @@ from desktop.engine.types import (
     RemotePlan,
     Timings,
     Usage,
+    gate_calls,
 )
 from desktop.remote import wire
 from desktop.remote.registry import RemoteEndpoint
@@ -133,7 +133,7 @@ class RemoteEngine:
 
     def _stream(
         self, route: str, body: Mapping[str, Any], cancel: threading.Event | None, *, chat: bool
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         url = self._url(route)
         self._gate("POST", url)
         data = json.dumps(body).encode()
@@ -164,7 +164,7 @@ class RemoteEngine:
                 ):
                     if cancel is not None and cancel.is_set():
                         state.error = "cancelled"
-                        yield Chunk(
+                        yield Delta(
                             finish_reason="cancelled",
                             usage=state.usage or Usage(),
                             timings=state.timings(),
@@ -182,7 +182,7 @@ class RemoteEngine:
                     )
             state.complete = True  # all of the answer arrived, whatever the caller does now
             self._count(state.usage)
-            yield Chunk(
+            yield Delta(
                 finish_reason=state.finish or "stop",
                 usage=state.usage or Usage(),
                 timings=state.timings(),
@@ -226,7 +226,7 @@ class RemoteEngine:
                 self._completion_tokens += usage.completion_tokens
 
     # ------------------------------------------------------------------ the Engine protocol
-    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Delta]:
         """Stream the remote's chat answer (its own template applies; kwargs forwarded).
 
         The remote's tool calls come structured and pass on as they are, on the final
@@ -239,7 +239,7 @@ class RemoteEngine:
 
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """Stream the remote's plain continuation of ``prompt``."""
         return self._stream(
             "/completions", wire.completion_body(self.model, prompt, params), cancel, chat=False
@@ -251,7 +251,7 @@ class RemoteEngine:
         suffix: str,
         params: GenerationParams,
         cancel: threading.Event | None = None,
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """Fill-in-the-middle through the completions API's ``suffix`` (if the remote has it)."""
         return self._stream(
             "/completions",
@@ -364,7 +364,7 @@ class _StreamState:
                 self.ended = True
             yield line
 
-    def take(self, payload: Mapping[str, Any], *, chat: bool) -> Chunk | None:
+    def take(self, payload: Mapping[str, Any], *, chat: bool) -> Delta | None:
         """Fold one event in; the text chunk to pass on, if it carries text."""
         self.usage = wire.usage_of(payload) or self.usage
         for index, call_id, name, arguments in wire.tool_call_pieces(payload):
@@ -375,7 +375,7 @@ class _StreamState:
         if not (text or reasoning):
             return None
         self.first = self.first or time.perf_counter()
-        return Chunk(text=text, reasoning=reasoning)
+        return Delta(text=text, reasoning=reasoning)
 
     def timings(self) -> Timings:
         """Time to first token and generation time after it."""

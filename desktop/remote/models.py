@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from desktop.base.errors import ConfigError, EdgeDeskError, ModelNotAllowed
 from desktop.base.net import NetGate, Transport
-from desktop.engine.types import ModelSpec, RemotePlan
+from desktop.engine import ModelSpec, RemotePlan
 from desktop.remote.engine import RemoteEngine, list_models, remote_spec
 from desktop.remote.registry import RemoteRegistry
 

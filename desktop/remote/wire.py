@@ -8,8 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from desktop.base.errors import RemoteError
-from desktop.engine.chat.toolcalls import new_call_id
-from desktop.engine.types import (
+from desktop.engine import (
     MEDIA_MARKER,
     ChatCall,
     FinishReason,
@@ -18,6 +17,7 @@ from desktop.engine.types import (
     Message,
     ToolCall,
     Usage,
+    new_call_id,
 )
 
 _FINISH: dict[str, FinishReason] = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from desktop.base.errors import TemplateMissing
 from desktop.catalog import Fit, GGUFInfo, ModelEntry
-from desktop.engine.chat.templates import resolve_template
+from desktop.engine import resolve_template
 from desktop.resolve._locate import Located, looks_like_path, stable_id
 
 

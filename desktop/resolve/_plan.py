@@ -13,7 +13,7 @@ from desktop.base.config import EngineSettings, Paths
 from desktop.base.defaults import RANK_POOLING, WORKER_PROCESS_BYTES, physical_cores
 from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog import Fit, GGUFInfo, Hardware, ModelEntry, fit_model
-from desktop.engine.types import LocalPlan, ModelKind, ModelSpec
+from desktop.engine import LocalPlan, ModelKind, ModelSpec
 from desktop.resolve._locate import stable_id
 
 MAX_CONTEXT = 1_048_576

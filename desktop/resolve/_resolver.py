@@ -15,7 +15,7 @@ from pathlib import Path
 from desktop.base.config import EngineSettings, Paths, Settings
 from desktop.base.errors import InvalidRequest
 from desktop.catalog import Catalog, Fit, GGUFInfo, Hardware, ModelEntry
-from desktop.engine.types import ModelSpec
+from desktop.engine import ModelSpec
 from desktop.resolve._allowed import Digests, check_allowed
 from desktop.resolve._details import ModelDetails, model_details
 from desktop.resolve._headers import HeaderCache

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.engine.types import Message
+from desktop.engine import Message
 from desktop.retrieval._search import Hit, Searcher
 from desktop.store import Source, place
 

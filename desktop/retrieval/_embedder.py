@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from desktop.engine.protocol import Engine
+    from desktop.engine import Engine
 
 T = TypeVar("T")
 

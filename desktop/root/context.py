@@ -41,9 +41,7 @@ from desktop.datafolder import (
     switch_open,
 )
 from desktop.datafolder import ProgressFn as MoveProgress
-from desktop.engine.images import ImageLimits, image_limits
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import RemotePlan
+from desktop.engine import ImageLimits, RemotePlan, Scheduler, image_limits
 from desktop.policy import MachinePolicy, load_machine_policy, open_audit, remote_call_observer
 from desktop.resolve import ModelResolver
 from desktop.root.members import Lazies, lazy
@@ -54,9 +52,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.base.net import Transport
     from desktop.catalog import Downloader, HubClient
     from desktop.chat.document_tools import DocumentTools
-    from desktop.engine.broken import BrokenFile
-    from desktop.engine.protocol import Engine
-    from desktop.engine.types import ModelSpec
+    from desktop.engine import BrokenFile, Engine, ModelSpec
     from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval import Library, Searcher
@@ -84,7 +80,7 @@ IMAGES = ("image_max_mb", "image_max_megapixels")
 
 def engine_gpus() -> list[GPU]:
     """The GPUs llama.cpp's backend will offload to, with the memory it reports free."""
-    from desktop.engine.hardware.devices import GPU_BACKENDS, gpu_devices
+    from desktop.engine import GPU_BACKENDS, gpu_devices
 
     return [
         GPU(
@@ -99,7 +95,7 @@ def engine_gpus() -> list[GPU]:
 
 def probe_hardware() -> Hardware:
     """This machine's RAM and GPUs, GPU memory as the llama.cpp backend reports it."""
-    from desktop.engine.offload import repack_types
+    from desktop.engine import repack_types
 
     return detect_hardware(gpu_probe=engine_gpus, repack_probe=repack_types)
 
@@ -170,7 +166,7 @@ class AppContext:
     @lazy()
     def gpu_offload(self) -> bool:
         """Whether the installed llama.cpp can offload to a GPU."""
-        from desktop.engine.native import gpu_offload_supported
+        from desktop.engine import gpu_offload_supported
 
         return gpu_offload_supported()
 
@@ -290,10 +286,10 @@ class AppContext:
         """The scheduler's load function: a local GGUF, or a remote engine's model."""
         if isinstance(spec.plan, RemotePlan):
             return self.remote_directory.engine(spec, spec.plan)
-        from desktop.engine.hardware.library import require_llama_cpp
+        from desktop.engine import require_llama_cpp
 
         require_llama_cpp()  # a library that cannot load is said as such, not as a bad model
-        from desktop.engine.loader import load_engine
+        from desktop.engine import load_engine
 
         key: bytes | None = None
         on_disk = not self.settings.ephemeral_only  # EphemeralOnly: nothing on disk
@@ -309,7 +305,7 @@ class AppContext:
         links = self.paths.cache_dir / "model-links"
         if not self.settings.engine.worker_process:
             return load_engine(spec, links_dir=links, prompt_cache_key=key)
-        from desktop.engine.worker.client import start_worker, worker_log
+        from desktop.engine import start_worker, worker_log
 
         return start_worker(
             spec,
@@ -421,7 +417,7 @@ class AppContext:
     @property
     def broken_models(self) -> BrokenFile:
         """Models that crashed their worker on every load (``models info``, Models page)."""
-        from desktop.engine.broken import BrokenFile
+        from desktop.engine import BrokenFile
 
         return BrokenFile(self.paths.data_dir / "broken-models.json")
 

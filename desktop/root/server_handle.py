@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported when first built
     from desktop.base.config import ServerSettings
-    from desktop.engine.images import ImageLimits
+    from desktop.engine import ImageLimits
     from desktop.root.members import Lazy
     from desktop.server.runner import ServerRunner
 

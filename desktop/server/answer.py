@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from desktop.engine.types import Chunk, TokenLogprob, ToolCall
+from desktop.engine import Delta, TokenLogprob, ToolCall
 
 
-def finish_reason(chunk: Chunk, calls: Sequence[ToolCall] = ()) -> str:
+def finish_reason(chunk: Delta, calls: Sequence[ToolCall] = ()) -> str:
     """How an answer ended in OpenAI's words, which every protocol maps from (``timeout``
     reads as ``length``)."""
     if calls:
@@ -41,7 +41,7 @@ class Ending:
     """The end of the answer: the tool calls found in it and the engine's final chunk."""
 
     calls: tuple[ToolCall, ...]
-    final: Chunk
+    final: Delta
 
     @property
     def stop(self) -> Literal["stop", "length", "tool_calls"]:
@@ -52,11 +52,11 @@ class Ending:
         )
 
 
-def answer_pieces(chunks: Iterable[Chunk]) -> Iterator[Piece | Ending]:
+def answer_pieces(chunks: Iterable[Delta]) -> Iterator[Piece | Ending]:
     """A Piece per chunk as it comes, then the Ending with the calls the chunks carried.
 
     ``ADMITTED`` becomes an empty Piece: the answer starts there, before any words."""
-    final = Chunk(finish_reason="stop")
+    final = Delta(finish_reason="stop")
     calls: tuple[ToolCall, ...] = ()
     for chunk in chunks:
         if chunk.admitted:
@@ -74,7 +74,7 @@ class WholeAnswer:
 
     text: str
     reasoning: str
-    final: Chunk
+    final: Delta
     logprobs: list[TokenLogprob] = field(default_factory=list)
     calls: tuple[ToolCall, ...] = ()
 
@@ -83,13 +83,13 @@ class WholeAnswer:
         return (self.text.strip() if self.calls else self.text), self.calls
 
 
-def drain(chunks: Iterable[Chunk]) -> WholeAnswer:
+def drain(chunks: Iterable[Delta]) -> WholeAnswer:
     """Read an answer to its end (blocks): the last chunk is the final one."""
     text: list[str] = []
     reasoning: list[str] = []
     logprobs: list[TokenLogprob] = []
     calls: tuple[ToolCall, ...] = ()
-    final = Chunk(finish_reason="stop")  # the engine always sends one; be safe
+    final = Delta(finish_reason="stop")  # the engine always sends one; be safe
     for chunk in chunks:
         if chunk.admitted:
             continue

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.config import ServerSettings
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
+from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.server.cache import LRUCache
 from desktop.server.error_responses import install_error_handlers
 from desktop.server.guard import Guard, known_routes
@@ -28,7 +28,7 @@ from desktop.server.services import ModelDirectory, RequestInfo, Services, Usage
 from desktop.store import ResponseStore
 
 if TYPE_CHECKING:
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import Scheduler
     from desktop.tools import ServerList, ToolBox
 
 __all__ = ["ModelDirectory", "RequestInfo", "Services", "create_app", "services_for"]

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.protocol import Engine
+from desktop.engine import Engine
 from desktop.server.cache import embedding_ids_key, embedding_key
 from desktop.server.services import Services
 

@@ -28,7 +28,7 @@ import anyio
 
 from desktop.base.errors import EdgeDeskError
 from desktop.chat.conversation import ToolStep
-from desktop.engine.types import ChatCall, Chunk
+from desktop.engine import ChatCall, Delta
 from desktop.server.answer import Ending, Piece, WholeAnswer, answer_pieces, drain
 from desktop.server.deps import Call
 from desktop.server.mcp.hosted import Collected, Counted, Event, Hosted, collect, run
@@ -215,14 +215,14 @@ async def _respond(
 
 async def generate(
     call: Call,
-    stream: Iterator[Chunk],
+    stream: Iterator[Delta],
     wire: AnswerWire,
     *,
     streamed: bool,
 ) -> Any:
     """Run ``stream`` (an engine call made with ``call.cancel``) and answer in ``wire``'s
     protocol: its event stream when ``streamed``, else its whole body. The engine held
-    back any tool-call markup and hands the calls over parsed (``Chunk.tool_calls``).
+    back any tool-call markup and hands the calls over parsed (``Delta.tool_calls``).
     """
     chunks = TimedStream(stream, call.info)
     return await _respond(

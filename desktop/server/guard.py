@@ -29,7 +29,7 @@ from desktop.server.services import RequestInfo, Services
 from desktop.server.usage import usage_row
 
 if TYPE_CHECKING:
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import Scheduler
 
 log = logging.getLogger("edgedesk.server")
 

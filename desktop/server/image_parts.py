@@ -4,7 +4,7 @@ Every protocol sends a picture as base64 (OpenAI and the Responses API in a ``da
 URL, Anthropic and Ollama bare); this decodes it, tells what it is from its first bytes
 (never from the name or the declared type: a client may be wrong, or lie) and refuses
 what is not a picture, or is over the caps, with a 400 that says why — through
-``engine.images``, the one checker the window and the CLI use too. No I/O: a URL is
+``engine._images``, the one checker the window and the CLI use too. No I/O: a URL is
 never fetched for the client.
 """
 
@@ -16,8 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from desktop.base.errors import ImageRejected, InvalidRequest, VisionUnsupported
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits, load_image
-from desktop.engine.types import MEDIA_MARKER, Image, Message
+from desktop.engine import DEFAULT_LIMITS, MEDIA_MARKER, Image, ImageLimits, Message, load_image
 
 _DATA_URL = re.compile(
     r"^data:(?P<mime>[\w.+\-]+/[\w.+\-]+)?(?P<params>(;[^,;]*)*),", re.IGNORECASE
@@ -29,7 +28,7 @@ def image_from_bytes(
     data: bytes, *, where: str, param: str, limits: ImageLimits = DEFAULT_LIMITS
 ) -> Image:
     """``data`` as a checked Image (type, and the size and pixel caps of ``limits`` read
-    from the header: see ``engine.images``), or a 400 naming ``where`` and saying why."""
+    from the header: see ``engine._images``), or a 400 naming ``where`` and saying why."""
     try:
         return load_image(data, limits, name=f"{where}: the image")
     except ImageRejected as exc:

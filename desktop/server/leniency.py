@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 
 DROPPED_TOOLS_HEADER = "x-edgedesk-dropped-tools"
 CONTEXT_HEADER = "x-edgedesk-context"
@@ -119,7 +119,7 @@ def capped_max_tokens(requested: int | None, limit: int) -> int:
     return limit if requested is None else min(requested, limit)
 
 
-def ended_by_context(final: Chunk, max_tokens: int | None) -> bool:
+def ended_by_context(final: Delta, max_tokens: int | None) -> bool:
     """Whether the model's context (not the output limit) cut the answer short.
 
     The engine stops with ``length`` for both; it was the context when fewer tokens than

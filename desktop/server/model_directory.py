@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop.base.errors import EdgeDeskError
 from desktop.chat.capabilities import known_to_see, takes_pictures
-from desktop.engine.types import RemotePlan
+from desktop.engine import RemotePlan
 from desktop.resolve import ModelResolver, looks_like_path
 
 

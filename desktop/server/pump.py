@@ -5,7 +5,7 @@ chunks, turns them into SSE bytes and queues them; the event loop sends whatever
 up in one write. The route waits for the pump's first output before it answers, so
 queue-full, unknown model and context overflow still get their own status. That first
 output is the protocol's opening, made as soon as the engine says the request is
-admitted (``engine.types.ADMITTED``: before the prompt is read, which can take minutes),
+admitted (``engine._types.ADMITTED``: before the prompt is read, which can take minutes),
 so the status, headers and opening event go out at once rather than with the first
 token. When the client goes away the request's cancel event is set: the engine stops
 within one token and the scheduler's gate is released by closing the iterator.
@@ -26,7 +26,7 @@ import anyio
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.server.services import RequestInfo
 
 T = TypeVar("T")
@@ -89,12 +89,12 @@ class TimedStream:
     scheduler's gate, and records the token counts.
     """
 
-    def __init__(self, stream: Iterator[Chunk], info: RequestInfo) -> None:
+    def __init__(self, stream: Iterator[Delta], info: RequestInfo) -> None:
         self._stream = stream
         self._info = info
-        self.final = Chunk(finish_reason="stop")  # the engine always sends one; be safe
+        self.final = Delta(finish_reason="stop")  # the engine always sends one; be safe
 
-    def __iter__(self) -> Iterator[Chunk]:
+    def __iter__(self) -> Iterator[Delta]:
         """Each chunk; the final one (``is_final``) is the last."""
         try:
             for chunk in self._stream:

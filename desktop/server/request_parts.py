@@ -14,7 +14,7 @@ from typing import Any
 
 from desktop.base.defaults import GENERATION_TIMEOUT_S, MAX_TOKENS_LIMIT
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import ToolSpec
+from desktop.engine import ToolSpec
 
 
 def function_tool(name: object, description: object, parameters: object, where: str) -> ToolSpec:

@@ -13,11 +13,11 @@ from starlette.types import ASGIApp
 
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.config import ServerSettings
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
+from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.store import ResponseStore
 
 if TYPE_CHECKING:  # annotations only: these modules never import this one's importers
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import Scheduler
     from desktop.server.cache import LRUCache
     from desktop.server.metrics import AccessLog, Metrics
     from desktop.server.security import KeyStore, RateLimiter

@@ -19,22 +19,21 @@ from __future__ import annotations
 import threading
 
 from desktop.base.errors import Cancelled
-from desktop.engine import overlong
-from desktop.engine.protocol import Engine
-from desktop.engine.types import ChatCall
+from desktop.engine import PIECE_CHARS as OVERLONG_PIECE_CHARS
+from desktop.engine import ChatCall, Engine, iter_pieces, refuse_overlong
 
 # Characters a piece holds at least (~16k tokens of prose; 0.04-0.1 s of Gemma 3 270M's
 # tokenizer on a busy 2-core machine), and the longest prompt counted in one call.
 PIECE_CHARS = 65_536
 
 # The over-context check before a slot counts pieces of this size (``refuse_over_context``).
-CHECK_PIECE_CHARS = overlong.PIECE_CHARS
+CHECK_PIECE_CHARS = OVERLONG_PIECE_CHARS
 
 
 def prompt_pieces(prompt: str, size: int = PIECE_CHARS) -> list[str]:
     """``prompt`` cut into pieces of ``size`` to ``2 * size`` characters (the last one
-    may be shorter; ``overlong.iter_pieces``); one piece when it is ``size`` or fewer."""
-    return list(overlong.iter_pieces(prompt, size))
+    may be shorter; ``iter_pieces``); one piece when it is ``size`` or fewer."""
+    return list(iter_pieces(prompt, size))
 
 
 def count_prompt_tokens(engine: Engine, prompt: str, cancel: threading.Event | None = None) -> int:
@@ -71,14 +70,14 @@ def refuse_over_context(
 
     The context is the loaded one, or the request's ``context`` when larger (a reload
     would give it that); an engine that does not say its context (a remote) is not
-    checked. The count is the engine's own (``overlong.refuse_overlong``), as the
+    checked. The count is the engine's own (``refuse_overlong``), as the
     template tokenizes text (special tokens read as such). ``cancel`` set stops it
     between pieces (Cancelled). Blocks; an engine's tokenizer calls only, no slot.
     """
     n_ctx = engine.report.context_length
     if n_ctx <= 0:
         return
-    overlong.refuse_overlong(
+    refuse_overlong(
         text,
         max(n_ctx, context or 0),
         lambda piece: len(engine.tokenize(piece, add_bos=False, special=True)),

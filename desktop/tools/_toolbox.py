@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.base.errors import EdgeDeskError
-from desktop.engine import types as engine
+from desktop.engine import ToolSpec as EngineToolSpec
 from desktop.tools._approvals import Approvals
 from desktop.tools._call_log import ToolAudit, ToolCallRecord, now
 from desktop.tools._mcp_client import McpClients
@@ -56,7 +56,7 @@ class ToolSet:
     specs: dict[str, ToolSpec] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # servers that could not start
 
-    def offered(self) -> tuple[engine.ToolSpec, ...]:
+    def offered(self) -> tuple[EngineToolSpec, ...]:
         """The tools as the engine offers them to the model (``ChatCall.tools``)."""
         return tuple(spec.offered() for spec in self.specs.values())
 

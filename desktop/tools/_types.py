@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.base.errors import EdgeDeskError
-from desktop.engine import types as engine
+from desktop.engine import ToolSpec as EngineToolSpec
 
 BUILTIN = "edgedesk"  # the "server" name of the built-in document tools
 
@@ -22,10 +22,10 @@ class ToolSpec:
     server: str = BUILTIN
     needs_approval: bool = True  # built-in read-only tools: False
 
-    def offered(self) -> engine.ToolSpec:
+    def offered(self) -> EngineToolSpec:
         """The tool as the engine offers it to the model (what chat templates render)."""
         schema = self.parameters or {"type": "object", "properties": {}}
-        return engine.ToolSpec(self.name, self.description, schema)
+        return EngineToolSpec(self.name, self.description, schema)
 
 
 @dataclass(frozen=True)

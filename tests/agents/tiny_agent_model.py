@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from gguf import GGUFReader, GGUFValueType, GGUFWriter, LlamaFileType
 
-from desktop.engine.chat.templates import ARCHITECTURE_TEMPLATES
+from desktop.engine._prompting.templates import ARCHITECTURE_TEMPLATES
 from tests.fixtures.tiny_gguf import finish, llama_header, llama_tensors
 
 CONTEXT = 32768  # Gemma 3's trained context

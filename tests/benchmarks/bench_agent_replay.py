@@ -72,7 +72,7 @@ from typing import Any
 
 import httpx
 
-from desktop.engine.types import ChatCall
+from desktop.engine._types import ChatCall
 from tests.benchmarks.bench_vs_llama_server import (
     edgedesk_server,
     gemma_file,
@@ -427,9 +427,9 @@ def rewrite_speed(model: Path, rounds: int = 3) -> dict[str, Any]:
     """
     from desktop.base.config import EngineSettings
     from desktop.catalog._gguf_info import read_gguf
-    from desktop.engine.llama import LlamaEngine
-    from desktop.engine.native import LoadOptions
-    from desktop.engine.types import GenerationParams, Message
+    from desktop.engine._llama import LlamaEngine
+    from desktop.engine._native import LoadOptions
+    from desktop.engine._types import GenerationParams, Message
     from desktop.resolve._plan import lookup_tokens
 
     lines = [f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(100)]

@@ -26,7 +26,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from desktop.engine.native import LoadOptions, load_context
+from desktop.engine._native import LoadOptions, load_context
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 SOURCE = "\n".join(f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(400))

@@ -44,7 +44,7 @@ def _workers(server_pid: int) -> set[int]:
     found = set()
     for child in psutil.Process(server_pid).children(recursive=True):
         try:
-            if "desktop.engine.worker" in " ".join(child.cmdline()):
+            if "desktop.engine._worker" in " ".join(child.cmdline()):
                 found.add(child.pid)
         except psutil.Error:
             continue

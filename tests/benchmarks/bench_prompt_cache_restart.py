@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 RULES = " ".join(

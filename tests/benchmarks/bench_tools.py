@@ -29,8 +29,8 @@ import numpy as np
 
 from desktop.base.config import ServerSettings
 from desktop.chat.document_tools import DocumentAccess, DocumentTools
-from desktop.engine.chat.toolcalls import parse_tool_calls
-from desktop.engine.types import Message
+from desktop.engine._prompting.toolcalls import parse_tool_calls
+from desktop.engine._types import Message
 from desktop.retrieval._reports import CollectionInfo
 from desktop.retrieval._search import Searcher
 from desktop.server.asgi import services_for

@@ -15,7 +15,7 @@ the worker's by id: its two busiest are llama.cpp's decode threads).
 
 It found issue 47's worker cost: on the Moonlight-16B-A3B shape the worker's two decode
 threads used twice the CPU per token of the same engine in-process (libgomp spun 3,000
-times at every barrier there; see ``desktop/engine/__init__.py``).
+times at every barrier there; see ``desktop/engine/_llama_cpp.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from desktop.engine.loader import load_engine
-from desktop.engine.types import GenerationParams, LocalPlan, ModelSpec
-from desktop.engine.worker.client import start_worker
+from desktop.engine._loader import load_engine
+from desktop.engine._types import GenerationParams, LocalPlan, ModelSpec
+from desktop.engine._worker.client import start_worker
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 PROMPT = "The lighthouse keeper's log, day one. The sea was"

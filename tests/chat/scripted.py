@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from desktop.base.errors import Cancelled
-from desktop.engine.chat.toolcalls import gate_calls
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message, Usage
+from desktop.engine._prompting.toolcalls import gate_calls
+from desktop.engine._types import ChatCall, Delta, GenerationParams, Message, Usage
 
 
 class Scripted:
@@ -28,7 +28,7 @@ class Scripted:
 
     def stream_chat(
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """Stream the next scripted answer (or wait to be cancelled, when told to)."""
         self.prompts.append(list(call.messages))
         self.params.append(call.params)
@@ -37,7 +37,7 @@ class Scripted:
         answer = self.answers[min(len(self.prompts) - 1, len(self.answers) - 1)]
         return gate_calls(self._stream(answer, cancel), call)
 
-    def _stream(self, answer: str, cancel: threading.Event | None) -> Iterator[Chunk]:
+    def _stream(self, answer: str, cancel: threading.Event | None) -> Iterator[Delta]:
         if self._wait is not None:
             assert cancel is not None
             self._wait.set()  # the test may now press Stop
@@ -45,5 +45,5 @@ class Scripted:
             raise Cancelled("stopped while waiting for the model")
         words = answer.split(" ")
         for i, word in enumerate(words):
-            yield Chunk(text=word if i == 0 else " " + word)
-        yield Chunk(finish_reason="stop", usage=Usage(5, len(words)))
+            yield Delta(text=word if i == 0 else " " + word)
+        yield Delta(finish_reason="stop", usage=Usage(5, len(words)))

@@ -14,7 +14,7 @@ from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.engine.types import ChatCall, Chunk
+from desktop.engine._types import ChatCall, Delta
 from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
 
@@ -28,7 +28,7 @@ class FailsFirst(Scripted):
 
     def stream_chat(
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """Fail request ``fail`` at once; stream the others."""
         stream = super().stream_chat(model, call, cancel)
         if len(self.prompts) == self.fail:

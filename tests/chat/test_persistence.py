@@ -5,7 +5,7 @@ from __future__ import annotations
 from desktop.base.config import Paths
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
-from desktop.engine.types import Chunk, Usage
+from desktop.engine._types import Delta, Usage
 from desktop.retrieval._search import Hit
 from desktop.store._chats import ChatStore
 
@@ -15,7 +15,7 @@ HIT = Hit(1, "docs", "/docs/report.pdf", 2, 3, 9, "Walruses eat clams.", 1.0)
 def _answered(saver: ChatSaver, chat: Conversation, question: str, answer: str) -> None:
     chat.turns.append(Turn("user", question))
     saver.sync(chat, len(chat.turns))
-    final = Chunk(finish_reason="stop", usage=Usage(5, 3))
+    final = Delta(finish_reason="stop", usage=Usage(5, 3))
     saver.save_answer(chat, final, answer, "thought", [HIT])
     chat.turns.append(Turn("assistant", answer, "thought", sources=[HIT]))
 

@@ -12,7 +12,7 @@ from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.conversation import Conversation, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.engine.types import ChatCall, Chunk, Message
+from desktop.engine._types import ChatCall, Delta, Message
 from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext
 from tests.chat.scripted import Scripted
@@ -40,7 +40,7 @@ def _stored(context: AppContext) -> list[tuple[str, str]]:
 def test_a_turn_streams_saves_and_titles_the_chat(context: AppContext, tiny_chat: Path) -> None:
     core = _core(context)
     chat = _chat(tiny_chat)
-    seen: list[Chunk] = []
+    seen: list[Delta] = []
     turn = core.run(core.ask(chat, "Hello there"), seen.append)
     assert turn.content and turn.content == "".join(c.text for c in seen)
     assert turn.usage is not None and 0 < turn.usage.completion_tokens <= 8
@@ -115,7 +115,7 @@ def _stopped_after_first_word(context: AppContext, tiny_chat: Path) -> Turn:
     chat.max_tokens = 1900
     cancel = threading.Event()
 
-    def stop_after_first(chunk: Chunk) -> None:
+    def stop_after_first(chunk: Delta) -> None:
         if chunk.text:
             cancel.set()
 

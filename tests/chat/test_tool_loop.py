@@ -14,8 +14,8 @@ from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore
-from desktop.engine.chat.templates import render_chat
-from desktop.engine.types import GenerationParams, Message, ToolCall
+from desktop.engine._prompting.templates import render_chat
+from desktop.engine._types import GenerationParams, Message, ToolCall
 from desktop.root.context import AppContext
 from desktop.tools._call_log import ToolAudit
 from desktop.tools._mcp_client import McpClients

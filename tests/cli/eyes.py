@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from desktop.engine.types import (
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
     EngineStats,
     LoadReport,
     Message,
@@ -32,10 +32,10 @@ class Eyes:
         self.report = LoadReport(spec.model_id, spec.path, 2048, 0, False, 0.0, 0, "gguf")
         self.stats = EngineStats()
 
-    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Delta]:
         self.seen.append((self.spec, list(call.messages)))
-        yield Chunk(text="A red square.")
-        yield Chunk(finish_reason="stop", usage=Usage(5, 3))
+        yield Delta(text="A red square.")
+        yield Delta(finish_reason="stop", usage=Usage(5, 3))
 
     def close(self) -> None:
         pass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.scheduler import CRASHES_TO_BROKEN
+from desktop.engine._scheduler import CRASHES_TO_BROKEN
 from tests.cli.test_run import edgedesk
 from tests.fixtures.tiny_gguf import write_tiny_llama
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import llama_cpp
 import numpy as np
 import pytest
 
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
 from desktop.root.context import build_context
 from tests.fixtures.children import edgedesk_serving
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.engine.types import (
+from desktop.engine._types import (
     MEDIA_MARKER,
 )
 from tests.cli.eyes import Seen, watch

@@ -19,8 +19,8 @@ import pytest
 from desktop.base.errors import InvalidRequest
 from desktop.cli import build_parser
 from desktop.cli.serve import _overrides, configure_logging
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 from tests.fixtures.children import free_port
 
 

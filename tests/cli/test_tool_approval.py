@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.cli.tool_approval import terminal_approver
-from desktop.engine.types import ToolCall
+from desktop.engine._types import ToolCall
 from desktop.tools._types import ToolSpec
 
 SPEC = ToolSpec("add", "Add.", server="calc")

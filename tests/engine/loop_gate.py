@@ -6,8 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from desktop.engine.batching.loop import Step
-from desktop.engine.llama import LlamaEngine
+from desktop.engine._batching.loop import Step
+from desktop.engine._llama import LlamaEngine
 from tests.conftest import wait_until
 
 

@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from desktop.engine.types import LoadReport
-from desktop.engine.worker import wire
+from desktop.engine._types import LoadReport
+from desktop.engine._worker import wire
 
 
 def main(mode: str) -> int:

@@ -1,4 +1,4 @@
-"""desktop/engine/hardware/amx.py: the one AMX probe (installer, build scripts, doctor).
+"""desktop/engine/_hardware/amx.py: the one AMX probe (installer, build scripts, doctor).
 
 This machine has no AMX; what is tested here is the decision and the child's outcomes,
 and that a tile instruction really faults where tiles cannot run (the probe is only as
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.hardware import amx
+from desktop.engine._hardware import amx
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTS_AMX = "processor\t: 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n"
@@ -53,7 +53,7 @@ def test_the_childs_end_says_what_happened() -> None:
     reason="needs Linux on a CPU without AMX",
 )
 def test_on_a_cpu_without_amx_the_tile_code_faults_and_linux_refuses_its_state() -> None:
-    code = "from desktop.engine.hardware.amx import run_tiles; raise SystemExit(run_tiles(ask_linux={}))"
+    code = "from desktop.engine._hardware.amx import run_tiles; raise SystemExit(run_tiles(ask_linux={}))"
     unasked = subprocess.run(
         [sys.executable, "-c", code.format(False)], cwd=ROOT, timeout=60, check=False
     )
@@ -63,9 +63,9 @@ def test_on_a_cpu_without_amx_the_tile_code_faults_and_linux_refuses_its_state()
 
 def test_run_by_its_path_with_a_bare_python_it_prints_the_verdict() -> None:
     # How scripts/amx-check.sh runs it, before any package is installed: -I keeps the
-    # system Python's own modules (desktop/engine/types.py must not shadow the stdlib).
+    # system Python's own modules (desktop/engine/_types.py must not shadow the stdlib).
     done = subprocess.run(
-        [sys.executable, "-I", str(ROOT / "desktop" / "engine" / "hardware" / "amx.py"), "--why"],
+        [sys.executable, "-I", str(ROOT / "desktop" / "engine" / "_hardware" / "amx.py"), "--why"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from desktop.engine.hardware.backend import backend_info, parse_backend
+from desktop.engine._hardware.backend import backend_info, parse_backend
 
 CPU_ONLY = "CPU : SSE3 = 1 | AVX2 = 1 | OPENMP = 1 | REPACK = 1 | "
 CUDA = "CUDA : ARCHS = 890 | USE_GRAPHS = 1 | PEER_MAX_BATCH_SIZE = 128 | " + CPU_ONLY
@@ -56,7 +56,7 @@ def test_what_llama_cpp_prints_as_its_backends_start_never_reaches_the_console()
             _logger.llama_log_callback(3, b"ggml_cuda_init: failed to initialize CUDA\\n", None)
             real()
         llama_cpp.llama_backend_init = noisy_start
-        from desktop.engine.hardware.backend import backend_info
+        from desktop.engine._hardware.backend import backend_info
         print(backend_info().describe())
         _logger.llama_log_callback(3, b"a later error\\n", None)
     """

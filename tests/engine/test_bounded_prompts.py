@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ContextOverflow, InvalidRequest
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.overlong import PIECE_CHARS
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._overlong import PIECE_CHARS
+from desktop.engine._types import ChatCall, GenerationParams, Message
 
 CONTEXT = 512
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.broken import BrokenFile
+from desktop.engine._broken import BrokenFile
 
 
 @pytest.mark.parametrize(

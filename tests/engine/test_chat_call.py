@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
-from desktop.engine.types import (
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
     GenerationParams,
     Image,
     Message,
@@ -36,8 +36,8 @@ def test_a_call_and_its_chunks_cross_a_pipe_unchanged() -> None:
     )
     again = msgspec.msgpack.decode(msgspec.msgpack.encode(call), type=ChatCall)
     assert again == call
-    final = Chunk(finish_reason="stop", usage=Usage(3, 1), tool_calls=(ToolCall("c", "f", "{}"),))
-    assert msgspec.msgpack.decode(msgspec.msgpack.encode(final), type=Chunk) == final
+    final = Delta(finish_reason="stop", usage=Usage(3, 1), tool_calls=(ToolCall("c", "f", "{}"),))
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(final), type=Delta) == final
 
 
 def test_tool_specs_render_as_the_openai_tools_they_came_from() -> None:

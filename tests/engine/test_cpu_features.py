@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from desktop.engine.hardware import amx
-from desktop.engine.hardware.cpu_features import (
+from desktop.engine._hardware import amx
+from desktop.engine._hardware.cpu_features import (
     as_report,
     built_features,
     cpu_features,
@@ -63,7 +63,7 @@ def test_amx_listed_but_unusable_is_told_apart_from_usable() -> None:
 
 
 def test_doctor_runs_the_one_amx_probe_the_scripts_run() -> None:
-    # scripts/amx-check.sh runs desktop/engine/hardware/amx.py by its path (tests/test_install_script.py);
+    # scripts/amx-check.sh runs desktop/engine/_hardware/amx.py by its path (tests/test_install_script.py);
     # doctor's default probe is that module's, and on a CPU that lists AMX it really runs
     # the tile instructions: here (no AMX) Linux refuses the tile state, as it must.
     assert inspect.signature(cpu_features).parameters["probe"].default is amx.probe

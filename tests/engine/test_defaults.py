@@ -14,7 +14,7 @@ from desktop.base.config import Paths
 from desktop.base.errors import ConfigError
 from desktop.catalog._fit import GPU, Hardware, Verdict, fit_model
 from desktop.catalog._gguf_info import read_gguf
-from desktop.engine.types import LocalPlan, ModelSpec
+from desktop.engine._types import LocalPlan, ModelSpec
 from desktop.root.context import build_context
 from tests.fixtures.gguf_headers import llama_9b
 

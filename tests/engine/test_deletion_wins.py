@@ -13,9 +13,9 @@ import shutil
 import struct
 from pathlib import Path
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import GenerationParams
 
 GREEDY = GenerationParams(max_tokens=2, temperature=0.0)
 LONG = GenerationParams(max_tokens=24, temperature=0.0)

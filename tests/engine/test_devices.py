@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from desktop.catalog._fit import GPU, detect_hardware
-from desktop.engine.hardware.backend import BackendInfo, parse_backend, why_no_gpu
-from desktop.engine.hardware.devices import Device, list_backends, list_devices
+from desktop.engine._hardware.backend import BackendInfo, parse_backend, why_no_gpu
+from desktop.engine._hardware.devices import Device, list_backends, list_devices
 
 GIB = 1024**3
 LAVAPIPE = Device(

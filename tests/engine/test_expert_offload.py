@@ -18,9 +18,9 @@ import pytest
 
 from desktop.catalog._fit import Hardware, fit_model
 from desktop.catalog._gguf_info import read_gguf
-from desktop.engine.loader import load_engine
-from desktop.engine.offload import EXPERTS_PATTERN, ExpertOverrides, expert_pattern, repack_types
-from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._offload import EXPERTS_PATTERN, ExpertOverrides, expert_pattern, repack_types
+from desktop.engine._types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
 from tests.fixtures.tiny_moe import write_tiny_moe
 
 OVERRIDDEN = re.compile(r"tensor (\S+) \(.*\) buffer type overridden to CPU")
@@ -111,7 +111,7 @@ def test_a_moe_that_does_not_load_tries_every_expert_in_ram_first(
     fills up is what cannot happen here: the build is told it offloads, and the first
     load fails on cue."""
     from desktop.base.errors import ModelLoadError
-    from desktop.engine import loader
+    from desktop.engine import _loader as loader
 
     tried: list[tuple[int, int]] = []
 

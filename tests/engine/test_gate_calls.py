@@ -7,14 +7,14 @@ import itertools
 import json
 from collections.abc import Iterator
 
-from desktop.engine.chat.toolcalls import gate_calls
-from desktop.engine.types import ADMITTED, ChatCall, Chunk, Message, ToolCall, ToolSpec, Usage
+from desktop.engine._prompting.toolcalls import gate_calls
+from desktop.engine._types import ADMITTED, ChatCall, Delta, Message, ToolCall, ToolSpec, Usage
 
 WEATHER = ToolSpec(
     "get_weather", None, {"type": "object", "properties": {"city": {"type": "string"}}}
 )
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
-END = Chunk(finish_reason="stop", usage=Usage(9, 4))
+END = Delta(finish_reason="stop", usage=Usage(9, 4))
 
 
 def _call(**switches: bool) -> ChatCall:
@@ -25,9 +25,9 @@ def _ids() -> itertools.count[int]:
     return itertools.count()
 
 
-def _gated(pieces: list[str], call: ChatCall) -> list[Chunk]:
+def _gated(pieces: list[str], call: ChatCall) -> list[Delta]:
     numbers = _ids()
-    chunks = [ADMITTED, *(Chunk(text=p) for p in pieces), END]
+    chunks = [ADMITTED, *(Delta(text=p) for p in pieces), END]
     return list(gate_calls(chunks, call, lambda: f"call_{next(numbers)}"))
 
 
@@ -42,7 +42,7 @@ def test_words_stream_the_markup_is_held_and_the_call_comes_structured() -> None
 
 
 def test_without_tools_the_chunks_pass_unchanged() -> None:
-    chunks = [Chunk(text=CALL), END]
+    chunks = [Delta(text=CALL), END]
     assert list(gate_calls(chunks, ChatCall.of([Message("user", "hi")]))) == chunks
 
 
@@ -67,8 +67,8 @@ def test_a_bare_call_streams_when_the_caller_takes_words_back() -> None:
 
 
 def test_the_final_chunks_own_words_and_reasoning_come_before_the_ending() -> None:
-    final = Chunk(text="Done.", reasoning="hm", finish_reason="stop", usage=Usage(1, 1))
-    out = list(gate_calls([Chunk(text=CALL), final], _call()))
+    final = Delta(text="Done.", reasoning="hm", finish_reason="stop", usage=Usage(1, 1))
+    out = list(gate_calls([Delta(text=CALL), final], _call()))
     assert (out[-2].text, out[-2].reasoning, out[-2].is_final) == ("", "hm", False)
     assert out[-1].text == "Done." and out[-1].finish_reason == "stop"
     assert out[-1].reasoning == "" and len(out[-1].tool_calls) == 1
@@ -79,10 +79,10 @@ def test_closing_the_stream_ends_the_engines_at_once() -> None:
     with it."""
     ended: list[str] = []
 
-    def engine() -> Iterator[Chunk]:
+    def engine() -> Iterator[Delta]:
         try:
-            yield Chunk(text="Let me ")
-            yield Chunk(text="look.")
+            yield Delta(text="Let me ")
+            yield Delta(text="look.")
             yield END
         finally:
             ended.append("closed")

@@ -9,12 +9,12 @@ import sys
 import threading
 from pathlib import Path
 
-import llama_cpp
 import pytest
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, Delta, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import _system_prompt
 from tests.engine.loop_gate import LoopGate, together
 from tests.near_tie import TokenStep, assert_same_answer, steps, steps_of_completion
@@ -35,7 +35,7 @@ def gemma(gemma_path: Path, gate: LoopGate) -> LlamaEngine:
 
 def _answer(
     engine: LlamaEngine, messages: list[Message], params: GenerationParams
-) -> tuple[str, Chunk]:
+) -> tuple[str, Delta]:
     chunks = list(engine.stream_chat(ChatCall.of(messages, params)))
     return "".join(c.text for c in chunks), chunks[-1]
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.chat.grammar import gbnf_for
-from desktop.engine.types import GenerationParams
+from desktop.engine._prompting.grammar import gbnf_for
+from desktop.engine._types import GenerationParams
 
 
 def _grammar(schema: object) -> str | None:

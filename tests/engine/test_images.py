@@ -13,7 +13,7 @@ import pytest
 from PIL import Image as PILImage
 
 from desktop.base.errors import ImageRejected, InvalidRequest
-from desktop.engine.images import (
+from desktop.engine._images import (
     DEFAULT_LIMITS,
     HARD_LIMITS,
     ImageLimits,
@@ -21,7 +21,7 @@ from desktop.engine.images import (
     load_image,
     sniff,
 )
-from desktop.engine.types import Image
+from desktop.engine._types import Image
 from tests.fixtures.pictures import bomb_png
 
 

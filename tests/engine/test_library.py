@@ -16,7 +16,7 @@ import pytest
 
 from desktop.base.config import NoPolicy
 from desktop.base.errors import EngineUnavailable, ModelLoadError
-from desktop.engine.hardware.library import CPU_REINSTALL, library_error
+from desktop.engine._hardware.library import CPU_REINSTALL, library_error
 from desktop.root.context import build_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,12 +112,14 @@ def test_a_model_load_says_the_library_cannot_start_not_that_the_model_is_bad(
     tiny_chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The window and the server load models through the scheduler, not the command line.
-    # The engine's modules are already imported here; the next `import llama_cpp` fails.
-    import desktop.engine.hardware.devices
-    import desktop.engine.loader
+    # The engine's modules are already imported here; the next import of llama_cpp (the
+    # engine's one door to it, desktop.engine._llama_cpp) fails.
+    import desktop.engine._hardware.devices
+    import desktop.engine._loader
 
-    assert desktop.engine.hardware.devices.list_backends()
+    assert desktop.engine._hardware.devices.list_backends()
     monkeypatch.delitem(sys.modules, "llama_cpp")
+    monkeypatch.delitem(sys.modules, "desktop.engine._llama_cpp")
     monkeypatch.syspath_prepend(str(_fake_llama_cpp(tmp_path)))
     ctx = build_context(cli_settings={"engine.preload": [str(tiny_chat)]}, policy=NoPolicy())
     try:

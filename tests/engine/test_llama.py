@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ContextOverflow, InvalidRequest, ModelLoadError, TemplateMissing
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ADMITTED, ChatCall, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ADMITTED, ChatCall, GenerationParams, Message
 from tests.near_tie import TokenStep, assert_same_answer, steps
 
 GREEDY = GenerationParams(max_tokens=16, temperature=0.0, seed=7)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import ModelLoadError
-from desktop.engine import loader
-from desktop.engine.types import LocalPlan, ModelSpec
+from desktop.engine import _loader as loader
+from desktop.engine._types import LocalPlan, ModelSpec
 
 
 class _OnlySmallContexts(loader.LoadedEngine):

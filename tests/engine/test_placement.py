@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.engine import loader
-from desktop.engine.hardware.devices import Device
-from desktop.engine.hardware.placement import placement_for
-from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec, Placement
+from desktop.engine import _loader as loader
+from desktop.engine._hardware.devices import Device
+from desktop.engine._hardware.placement import placement_for
+from desktop.engine._types import ChatCall, GenerationParams, Message, ModelSpec, Placement
 
 GIB = 1024**3
 LLVMPIPE = Device(

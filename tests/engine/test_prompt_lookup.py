@@ -7,15 +7,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import llama_cpp
 import pytest
 
-from desktop.engine.batching import loop as batching
-from desktop.engine.batching.loop import Step
-from desktop.engine.batching.slots import lookup_draft, next_draft_window
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
+from desktop.engine._batching import loop as batching
+from desktop.engine._batching.loop import Step
+from desktop.engine._batching.slots import lookup_draft, next_draft_window
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, Delta, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps
 
@@ -55,12 +55,12 @@ def test_draft_window_doubles_while_taken_and_falls_after_a_miss() -> None:
     assert next_draft_window(4, drafted=0, accepted=0, most=32) == 4  # no guess: no news
 
 
-def _text(chunks: Iterator[Chunk]) -> tuple[str, Chunk]:
+def _text(chunks: Iterator[Delta]) -> tuple[str, Delta]:
     got = list(chunks)
     return "".join(c.text for c in got), got[-1]
 
 
-def _steps(chunks: Iterator[Chunk]) -> tuple[list[TokenStep], Chunk]:
+def _steps(chunks: Iterator[Delta]) -> tuple[list[TokenStep], Delta]:
     got = list(chunks)
     return steps(lp for c in got for lp in c.logprobs), got[-1]
 
@@ -68,7 +68,7 @@ def _steps(chunks: Iterator[Chunk]) -> tuple[list[TokenStep], Chunk]:
 CODE = "\n".join(f"def f{i}(x):\n    return x * {i} + {i * 7}\n" for i in range(12))
 
 
-def _rewrite(engine: LlamaEngine, params: GenerationParams) -> tuple[str, Chunk]:
+def _rewrite(engine: LlamaEngine, params: GenerationParams) -> tuple[str, Delta]:
     ask = [Message("user", f"Repeat this code exactly, then stop:\n\n{CODE}")]
     return _text(engine.stream_chat(ChatCall.of(ask, params)))
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import llama_cpp
 import pytest
 
 from desktop.base.defaults import RANK_POOLING
 from desktop.base.errors import InvalidRequest
-from desktop.engine import llama
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.loader import load_engine
-from desktop.engine.native import LoadOptions
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine import _llama as llama
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
+from desktop.engine._loader import load_engine
+from desktop.engine._native import LoadOptions
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 
 # The same pair scored in a batch of another shape: llama.cpp's CPU kernels agree to
 # 1e-5, CUDA's (another matrix kernel per batch size) moved scores by up to 0.4% on an

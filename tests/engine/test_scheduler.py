@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import (
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
     EngineStats,
     GenerationParams,
     LoadReport,
@@ -71,20 +71,20 @@ class FakeEngine:
         with self._lock:
             self.active -= 1
 
-    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Delta]:
         messages = call.messages
         self._enter(messages[-1].content)
         try:
-            yield Chunk(text=f"{self.spec.model_id}:{messages[-1].content}")
+            yield Delta(text=f"{self.spec.model_id}:{messages[-1].content}")
             if self.gate is not None:
                 assert self.gate.wait(WAIT_S)
-            yield Chunk(finish_reason="stop", usage=Usage(1, 1))
+            yield Delta(finish_reason="stop", usage=Usage(1, 1))
         finally:
             self._leave()
 
     def stream_completion(
         self, prompt: str, params: GenerationParams, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         yield from self.stream_chat(ChatCall.of([Message("user", prompt)], params), cancel)
 
     def embed(
@@ -108,7 +108,7 @@ def _resolver(sizes: dict[str, int] | None = None) -> Callable[[str], ModelSpec]
     return resolve
 
 
-def _text(stream: Iterator[Chunk]) -> str:
+def _text(stream: Iterator[Delta]) -> str:
     return "".join(c.text for c in stream)
 
 
@@ -230,7 +230,7 @@ def test_a_request_cancelled_while_waiting_leaves_the_line_without_running() -> 
     class CountingEngine(FakeEngine):
         def stream_chat(
             self, call: ChatCall, cancel: threading.Event | None = None
-        ) -> Iterator[Chunk]:
+        ) -> Iterator[Delta]:
             prompts.append(call.messages[-1].content)  # the prompt would be processed here
             yield from super().stream_chat(call, cancel)
 
@@ -331,7 +331,7 @@ def test_keep_alive_never_closes_an_engine_a_request_is_using() -> None:
     scheduler.load("m")
     now[0] = 700.0  # idle past keep-alive
     streaming = threading.Event()
-    chunks: list[Chunk] = []
+    chunks: list[Delta] = []
 
     def request() -> None:
         stream = scheduler.stream_chat("m", ChatCall.of([Message("user", "hi")], PARAMS))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
 from tests.engine.test_scheduler import FakeEngine
 
 

@@ -8,7 +8,7 @@ import httpx
 import openai
 
 from desktop.base.config import ServerSettings
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.root.context import build_context
 
 HI = [{"role": "user", "content": "hello"}]

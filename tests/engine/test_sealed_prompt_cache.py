@@ -12,9 +12,9 @@ import os
 import struct
 from pathlib import Path
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import GenerationParams
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import GenerationParams
 
 GREEDY = GenerationParams(max_tokens=2, temperature=0.0)
 PROMPT = "the quiet zebra keeps a secret ledger " * 8  # well over MIN_SAVED_TOKENS

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from desktop.engine.batching.slots import Request, Slot, SlotState, SlotStateError, choose_slot
-from desktop.engine.chat.stop_strings import TextAssembler
+from desktop.engine._batching.slots import Request, Slot, SlotState, SlotStateError, choose_slot
+from desktop.engine._prompting.stop_strings import TextAssembler
 
 
 def _feed(assembler: TextAssembler, pieces: list[bytes]) -> str:

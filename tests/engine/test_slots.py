@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import EdgeDeskError
-from desktop.engine.batching.loop import Step
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ADMITTED, ChatCall, Chunk, GenerationParams, Message, TokenLogprob
+from desktop.engine._batching.loop import Step
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ADMITTED, ChatCall, Delta, GenerationParams, Message, TokenLogprob
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import TokenStep, assert_same_answer, steps, steps_of_completion
 
@@ -48,20 +48,20 @@ def engine(tiny_chat: Path, gate: LoopGate) -> Iterator[LlamaEngine]:
     engine.close()
 
 
-def _run(stream: Iterator[Chunk]) -> tuple[str, Chunk]:
+def _run(stream: Iterator[Delta]) -> tuple[str, Delta]:
     chunks = list(stream)
     return "".join(c.text for c in chunks), chunks[-1]
 
 
 def _completion(
     engine: LlamaEngine, prompt: str, params: GenerationParams = GREEDY
-) -> tuple[str, Chunk]:
+) -> tuple[str, Delta]:
     return _run(engine.stream_completion(prompt, params))
 
 
 def _steps(
     engine: LlamaEngine, prompt: str, params: GenerationParams = GREEDY
-) -> tuple[list[TokenStep], Chunk]:
+) -> tuple[list[TokenStep], Delta]:
     """The greedy answer token by token, with the two best candidates of each step."""
     chunks = list(engine.stream_completion(prompt, replace(params, logprobs=2)))
     return steps(lp for c in chunks for lp in c.logprobs), chunks[-1]
@@ -131,7 +131,7 @@ def test_cancelling_one_of_four_leaves_the_others_untouched(
     solo = [_steps(engine, p, params)[0] for p in PROMPTS[1:]]
     cancel = threading.Event()
 
-    def cancelled() -> tuple[str, Chunk]:
+    def cancelled() -> tuple[str, Delta]:
         seen = 0
         chunks = []
         for chunk in engine.stream_completion(PROMPTS[0], params, cancel):
@@ -141,7 +141,7 @@ def test_cancelling_one_of_four_leaves_the_others_untouched(
                 cancel.set()
         return "".join(c.text for c in chunks), chunks[-1]
 
-    jobs: list[Callable[[], tuple[object, Chunk]]] = [cancelled]
+    jobs: list[Callable[[], tuple[object, Delta]]] = [cancelled]
     jobs += [lambda p=p: _steps(engine, p, params) for p in PROMPTS[1:]]
     results = together(engine, gate, jobs)
     final = results[0][1]
@@ -216,7 +216,7 @@ def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Pa
     try:
         params = GenerationParams(max_tokens=200, temperature=0.0)
         started = [threading.Event() for _ in range(3)]
-        finals: list[Chunk] = []
+        finals: list[Delta] = []
 
         def stream(i: int) -> None:
             chunks = []
@@ -234,7 +234,7 @@ def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Pa
         gate.hold()
         gate.held.wait()
         long_prompt = "hello world the cat " * 14
-        newcomer: list[tuple[str, Chunk]] = []
+        newcomer: list[tuple[str, Delta]] = []
         late = threading.Thread(
             target=lambda: newcomer.append(
                 _completion(engine, long_prompt, GenerationParams(max_tokens=4, temperature=0.0))

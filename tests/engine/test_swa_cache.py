@@ -20,9 +20,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from tests.benchmarks.bench_vs_llama_server import _system_prompt
 
 pytestmark = pytest.mark.slow

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, Delta, GenerationParams, Message
 
 pytestmark = pytest.mark.slow
 # Lowercase words only, never an early stop: the generated answer differs from the
@@ -28,7 +28,7 @@ ANSWER = GenerationParams(max_tokens=8, temperature=0.0, grammar="root ::= [a-z 
 DISK = 256 * 1024 * 1024
 
 
-def _run(stream: Iterator[Chunk]) -> tuple[str, Chunk]:
+def _run(stream: Iterator[Delta]) -> tuple[str, Delta]:
     chunks = list(stream)
     return "".join(c.text for c in chunks), chunks[-1]
 
@@ -48,7 +48,7 @@ def _next_turn(history: list[Message], turn: int) -> list[Message]:
     ]
 
 
-def _reused(prompt_tokens: int, final: Chunk) -> None:
+def _reused(prompt_tokens: int, final: Delta) -> None:
     """The new turn read back everything it shares with the previous prompt."""
     assert final.usage is not None
     assert final.usage.completion_tokens == ANSWER.max_tokens  # 8 answer tokens to cut

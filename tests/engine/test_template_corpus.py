@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from desktop.engine.chat.templates import ResolvedTemplate, render_chat
-from desktop.engine.types import Message, ToolCall
+from desktop.engine._prompting.templates import ResolvedTemplate, render_chat
+from desktop.engine._types import Message, ToolCall
 from tests.fixtures import hf_reference
 
 TEMPLATES = Path(__file__).parents[1] / "fixtures" / "templates"

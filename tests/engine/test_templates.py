@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from desktop.base.errors import InvalidRequest, TemplateFailed, TemplateMissing
-from desktop.engine.chat.templates import (
+from desktop.engine._prompting.templates import (
     ResolvedTemplate,
     ThinkSplitter,
     render_chat,
     resolve_template,
 )
-from desktop.engine.types import Message
+from desktop.engine._types import Message
 
 
 def test_gguf_template_wins_then_catalog_then_architecture() -> None:
@@ -242,7 +242,7 @@ def test_a_late_system_message_a_template_would_skip_is_folded_in() -> None:
 
 
 def test_fold_joins_leading_system_messages_and_keeps_other_turns() -> None:
-    from desktop.engine.chat.template_messages import fold_system_turns
+    from desktop.engine._prompting.template_messages import fold_system_turns
 
     folded = fold_system_turns(
         [Message("system", "a"), Message("system", "b"), *AGENT[1:3], Message("system", "c")]

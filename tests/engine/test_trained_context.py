@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.engine.loader import load_engine
-from desktop.engine.types import ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._types import ModelSpec
 
 
 def test_an_embedding_model_asked_for_4096_runs_at_its_trained_512(tiny_embed: Path) -> None:

@@ -10,21 +10,21 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import llama_cpp
 import pytest
 
 from desktop.base.errors import ContextOverflow
-from desktop.engine.chat.volatile import stable_messages, strip_volatile
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, Chunk, GenerationParams, Message
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
+from desktop.engine._native import LoadOptions
+from desktop.engine._prompting.volatile import stable_messages, strip_volatile
+from desktop.engine._types import ChatCall, Delta, GenerationParams, Message
 from tests.engine.loop_gate import LoopGate, together, wait_for
 from tests.near_tie import assert_same_answer, steps
 
 GREEDY = GenerationParams(max_tokens=8, temperature=0.0)
 
 
-def _run(stream: Iterator[Chunk]) -> tuple[str, Chunk]:
+def _run(stream: Iterator[Delta]) -> tuple[str, Delta]:
     chunks = list(stream)
     return "".join(c.text for c in chunks), chunks[-1]
 
@@ -115,7 +115,7 @@ def test_a_changing_billing_line_does_not_defeat_the_prefix_cache(
     engine, _ = small
     tools_text = "you are a coding agent with many tools " * 8
 
-    def turn(nonce: str, extra: list[Message]) -> tuple[str, Chunk]:
+    def turn(nonce: str, extra: list[Message]) -> tuple[str, Delta]:
         system = BILLING.format(v=nonce[:3], c=nonce) + "\n" + tools_text
         return _run(
             engine.stream_chat(
@@ -201,7 +201,7 @@ def test_a_request_waiting_for_room_can_still_be_cancelled(
     assert next(hog).admitted
     next(hog)  # running, holding most of the cache
     cancel = threading.Event()
-    finals: list[Chunk] = []
+    finals: list[Delta] = []
     waiter = threading.Thread(
         target=lambda: finals.append(
             _run(engine.stream_completion("the dog " * 30, GREEDY, cancel))[1]
@@ -243,10 +243,10 @@ def _cells_held(engine: LlamaEngine) -> list[int]:
     return [int(llama_cpp.llama_memory_seq_pos_max(memory, seq)) + 1 for seq in range(4)]
 
 
-def _held_during(engine: LlamaEngine, gate: LoopGate, prompt: str) -> tuple[list[int], Chunk]:
+def _held_during(engine: LlamaEngine, gate: LoopGate, prompt: str) -> tuple[list[int], Delta]:
     """Cells per sequence right after ``prompt``'s first decode, and how it ended."""
     gate.hold()
-    done: list[tuple[str, Chunk]] = []
+    done: list[tuple[str, Delta]] = []
     worker = threading.Thread(
         target=lambda: done.append(_run(engine.stream_completion(prompt, GREEDY)))
     )

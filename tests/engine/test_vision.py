@@ -19,14 +19,14 @@ import pytest
 from PIL import Image as PILImage
 
 from desktop.base.errors import ImageRejected, InvalidRequest, ModelLoadError, VisionUnsupported
-from desktop.engine.images import load_image
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.loader import load_engine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import (
+from desktop.engine._images import load_image
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._loader import load_engine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import (
     MEDIA_MARKER,
     ChatCall,
-    Chunk,
+    Delta,
     GenerationParams,
     Image,
     LocalPlan,
@@ -71,7 +71,7 @@ def engine(tiny_chat: Path, tiny_projector: Path, gate: LoopGate) -> Iterator[Ll
 
 def run(
     engine: LlamaEngine, messages: list[Message], params: GenerationParams = GREEDY
-) -> tuple[str, Chunk]:
+) -> tuple[str, Delta]:
     chunks = list(engine.stream_chat(ChatCall.of(messages, params)))
     return "".join(c.text for c in chunks), chunks[-1]
 
@@ -444,7 +444,7 @@ def test_a_picture_whose_cache_went_meanwhile_is_encoded_by_the_loop(
         other.start()  # waits for the loop, then takes slot 1, pushing the picture out
         wait_until(lambda: engine.stats().requests_waiting == 1, 20, "one waiting")
         encoded = engine.stats().images_encoded
-        results: list[tuple[list[TokenStep], Chunk]] = []
+        results: list[tuple[list[TokenStep], Delta]] = []
 
         def ask_again() -> None:
             chunks = list(engine.stream_chat(ChatCall.of(picture, replace(GREEDY, logprobs=2))))

@@ -19,11 +19,11 @@ import psutil
 import pytest
 
 from desktop.base.errors import ContextOverflow, EngineCrashed, ModelBroken, ModelLoadError
-from desktop.engine.broken import BrokenFile
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import CRASHES_TO_BROKEN, Scheduler
-from desktop.engine.types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
-from desktop.engine.worker.client import WorkerEngine, start_worker
+from desktop.engine._broken import BrokenFile
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import CRASHES_TO_BROKEN, Scheduler
+from desktop.engine._types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
+from desktop.engine._worker.client import WorkerEngine, start_worker
 from tests.conftest import wait_until
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.near_tie import assert_same_answer, steps
@@ -223,8 +223,8 @@ def test_a_worker_leaves_when_the_app_dies(tiny_chat: Path, tmp_path: Path) -> N
     script = (
         "import sys, os\n"
         "from pathlib import Path\n"
-        "from desktop.engine.types import ModelSpec\n"
-        "from desktop.engine.worker.client import start_worker\n"
+        "from desktop.engine._types import ModelSpec\n"
+        "from desktop.engine._worker.client import start_worker\n"
         f"e = start_worker(ModelSpec(Path({str(tiny_chat)!r}), 't', context_length=512),"
         f" log_path=Path({str(tmp_path / 'w.log')!r}))\n"
         "print(e.pid, flush=True)\n"
@@ -267,7 +267,7 @@ def test_the_apps_own_entry_point_runs_a_worker_as_a_frozen_app_does(
     tiny_chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A frozen app has no ``-m``: it starts itself with ``--engine-worker``."""
-    from desktop.engine.worker.client import worker_command
+    from desktop.engine._worker.client import worker_command
 
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     assert worker_command() == [sys.executable, "--engine-worker"]
@@ -291,7 +291,7 @@ def test_a_call_waiting_for_a_busy_model_leaves_the_line_when_cancelled(
 ) -> None:
     """``count_tokens``, embeddings or a rerank whose client left while it waited."""
     from desktop.base.errors import Cancelled
-    from desktop.engine.types import LocalPlan
+    from desktop.engine._types import LocalPlan
 
     spec = _spec(tiny_chat, plan=LocalPlan(parallel=1))
     scheduler = Scheduler(

@@ -25,9 +25,9 @@ import psutil
 import pytest
 
 from desktop.base.errors import EngineCrashed
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec
-from desktop.engine.worker.client import WorkerEngine, start_worker
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ChatCall, GenerationParams, Message, ModelSpec
+from desktop.engine._worker.client import WorkerEngine, start_worker
 from tests.conftest import scaled, wait_until
 
 HI = [Message("user", "hello there")]
@@ -141,8 +141,8 @@ def test_an_app_that_slept_does_not_take_its_workers_for_hung(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from desktop.engine.types import ModelSpec\n"
-        "from desktop.engine.worker.client import start_worker\n"
+        "from desktop.engine._types import ModelSpec\n"
+        "from desktop.engine._worker.client import start_worker\n"
         f"e = start_worker(ModelSpec(Path({str(tiny_chat)!r}), 't', context_length=512),"
         f" log_path=Path({str(tmp_path / 'w.log')!r}), hung_after_s={HUNG_AFTER_S!r})\n"
         "print(e.pid, flush=True)\n"
@@ -279,7 +279,7 @@ def test_a_frame_header_claiming_1_gib_from_the_worker_kills_it_at_once(tmp_path
 
 def test_a_frame_header_claiming_1_gib_ends_a_new_worker(tmp_path: Path) -> None:
     worker = subprocess.Popen(
-        [sys.executable, "-m", "desktop.engine.worker"],
+        [sys.executable, "-m", "desktop.engine._worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from desktop.base.errors import ContextOverflow, QueueFull, RemoteError, VisionUnsupported
-from desktop.engine.types import (
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
+    EngineStats,
     GenerationParams,
     Image,
     LoadReport,
@@ -23,8 +24,8 @@ from desktop.engine.types import (
     ToolSpec,
     Usage,
 )
-from desktop.engine.worker import wire
-from desktop.engine.worker.client import error_of, how_it_ended
+from desktop.engine._worker import wire
+from desktop.engine._worker.client import error_of, how_it_ended
 
 
 def _through(message: object, kind: object) -> object:
@@ -57,8 +58,8 @@ def test_a_chat_call_arrives_whole_pictures_and_tool_calls_included() -> None:
     assert _through(call, wire.Request) == call
 
 
-def test_a_chunk_and_a_load_report_arrive_whole() -> None:
-    chunk = Chunk(
+def test_a_delta_and_a_load_report_arrive_whole() -> None:
+    delta = Delta(
         "hé",
         tool_calls=(ToolCall("call_1", "look", "{}"),),
         finish_reason="stop",
@@ -66,7 +67,7 @@ def test_a_chunk_and_a_load_report_arrive_whole() -> None:
         placement=Placement(19, 19, ("CUDA0 (H200)",)),
         stop_sequence="</s>",
     )
-    assert _through(wire.Item(3, chunk), wire.Reply) == wire.Item(3, chunk)
+    assert _through(wire.Item(3, delta), wire.Reply) == wire.Item(3, delta)
     report = LoadReport("m", Path("/models/m.gguf"), 4096, 0, False, 0.5, 1 << 30, "gguf")
     ready = wire.Ready(report, 4)
     assert _through(ready, wire.Reply) == ready
@@ -124,6 +125,29 @@ def test_bytes_that_are_no_message_are_refused() -> None:
     huge = io.BytesIO(struct.pack("<I", wire.MAX_FRAME + 1))
     with pytest.raises(wire.WireError, match="over the"):
         wire.Channel(huge, io.BytesIO(), wire.Request).receive()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        wire.Vectors([[0.6, 0.8], [1.0, 0.0]]),
+        wire.Vectors([[0.6, 0.8]], 5),
+        wire.Scores([0.25, -3.5]),
+        wire.Tokens([1, 2, 3]),
+        wire.Text("héllo"),
+        wire.Count(42),
+        wire.Counters(EngineStats(slots_total=4, slots_busy=1)),
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_each_calls_typed_reply_arrives_whole(value: wire.Value) -> None:
+    assert _through(wire.Done(9, value), wire.Reply) == wire.Done(9, value)
+
+
+def test_a_reply_that_is_not_a_typed_value_is_refused_as_it_is_read() -> None:
+    # Before replies were typed, a bare list crossed and was converted by each call.
+    with pytest.raises(wire.WireError):
+        _through(wire.Done(9, [1, 2, 3]), wire.Reply)  # type: ignore[arg-type]
 
 
 def test_the_end_of_the_pipe_is_none_even_mid_message() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.engine.hardware.backend import BackendInfo, backend_info
+from desktop.engine._hardware.backend import BackendInfo, backend_info
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

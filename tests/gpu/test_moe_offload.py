@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from desktop.catalog._gguf_info import read_gguf
-from desktop.engine.hardware.backend import BackendInfo
-from desktop.engine.llama import LlamaEngine
-from desktop.engine.native import LoadOptions
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._hardware.backend import BackendInfo
+from desktop.engine._llama import LlamaEngine
+from desktop.engine._native import LoadOptions
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from tests.fixtures.tiny_moe import write_tiny_moe
 
 pytestmark = pytest.mark.gpu

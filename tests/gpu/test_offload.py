@@ -16,12 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-import llama_cpp
 import numpy as np
 import pytest
 
 from desktop.catalog._fit import GPU, VRAM_RESERVE_BYTES, Verdict, detect_hardware, fit_model
-from desktop.engine.hardware.backend import BackendInfo
+from desktop.engine._hardware.backend import BackendInfo
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
 from desktop.root.context import build_context
 from tests.near_tie import TokenStep, assert_same_answer
 

@@ -21,10 +21,10 @@ from desktop.chat import attachments
 from desktop.chat.conversation import Conversation
 from desktop.chat.session import ChatCore
 from desktop.cli import main
-from desktop.engine.images import DEFAULT_LIMITS, HARD_LIMITS, MIB, ImageLimits
-from desktop.engine.types import (
+from desktop.engine._images import DEFAULT_LIMITS, HARD_LIMITS, MIB, ImageLimits
+from desktop.engine._types import (
     ChatCall,
-    Chunk,
+    Delta,
     EngineStats,
     LoadReport,
     Message,
@@ -53,10 +53,10 @@ class Eyes:
     def stats(self) -> EngineStats:
         return EngineStats()
 
-    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Chunk]:
+    def stream_chat(self, call: ChatCall, cancel: threading.Event | None = None) -> Iterator[Delta]:
         self.seen.append(list(call.messages))
-        yield Chunk(text="A wide picture.")
-        yield Chunk(finish_reason="stop", usage=Usage(5, 3))
+        yield Delta(text="A wide picture.")
+        yield Delta(finish_reason="stop", usage=Usage(5, 3))
 
     def close(self) -> None:
         pass

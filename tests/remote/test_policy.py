@@ -11,7 +11,7 @@ import pytest
 from desktop.base.errors import ConfigError, InvalidRequest, ModelNotAllowed, NetworkBlocked
 from desktop.base.net import read_log
 from desktop.cli import main
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.policy import MachinePolicy
 from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext, build_context

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.base.config import NoPolicy
-from desktop.engine.types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
+from desktop.engine._types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
 from desktop.remote.registry import keyring_set
 from desktop.root.context import build_context
 from tests.remote.fake_openai import Fake

@@ -13,7 +13,7 @@ import trustme
 from desktop.base.config import NoPolicy
 from desktop.base.errors import ConfigError, DownloadError, RemoteError
 from desktop.catalog._hub import RemoteFile
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.root.context import AppContext, build_context
 from tests.remote.fake_openai import BLOB, Fake, connect_proxy, fake_server
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.base.errors import InvalidRequest, RemoteError
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.remote import wire
 from desktop.remote.registry import normalise_url, parse_policy_entries
 
@@ -92,7 +92,7 @@ def test_status_errors_map_to_our_statuses(status: int, ours: int, words: str) -
 
 
 def test_pictures_go_to_a_remote_as_data_url_parts_where_their_markers_stand() -> None:
-    from desktop.engine.types import MEDIA_MARKER, Image
+    from desktop.engine._types import MEDIA_MARKER, Image
 
     red, blue = Image(b"\x89PNGred", "image/png", "r"), Image(b"\xff\xd8blue", "image/jpeg", "b")
     before = wire.message_dict(Message("user", "What differs?", images=(red, blue)))

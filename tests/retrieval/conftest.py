@@ -10,9 +10,9 @@ import pytest
 from fpdf import FPDF
 
 from desktop.base.config import Paths
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 from desktop.retrieval._indexer import Library, SchedulerEmbedder
 from desktop.retrieval._search import Searcher
 from desktop.store._db import Database, open_database

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.base.config import Paths
-from desktop.engine.scheduler import Scheduler
+from desktop.engine._scheduler import Scheduler
 from desktop.retrieval._indexer import Library, SchedulerEmbedder
 from desktop.retrieval._search import Searcher
 from desktop.store import _cipher as cipher

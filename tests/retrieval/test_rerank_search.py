@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 from desktop.retrieval._indexer import Library
 from desktop.retrieval._search import Searcher
 from desktop.store._db import Database

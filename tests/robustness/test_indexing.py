@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import Paths
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 from desktop.retrieval import _loaders as loaders
 from desktop.retrieval._indexer import IndexProgress, IndexReport, Library, SchedulerEmbedder
 from desktop.store._db import open_database

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import Delta
 from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner
 from desktop.server.security import KeyStore
@@ -54,17 +54,17 @@ class SlowEngine:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
-    def _slow(self, stream: Iterator[Chunk]) -> Iterator[Chunk]:
+    def _slow(self, stream: Iterator[Delta]) -> Iterator[Delta]:
         for chunk in stream:
             self.produced += 1
             self.journal.append("chunk")
             time.sleep(self.delay_s)
             yield chunk
 
-    def stream_chat(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+    def stream_chat(self, *args: Any, **kwargs: Any) -> Iterator[Delta]:
         return self._slow(self.engine.stream_chat(*args, **kwargs))
 
-    def stream_completion(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+    def stream_completion(self, *args: Any, **kwargs: Any) -> Iterator[Delta]:
         return self._slow(self.engine.stream_completion(*args, **kwargs))
 
     def rerank(self, *args: Any, **kwargs: Any) -> list[float]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import Chunk, ToolCall, Usage
+from desktop.engine._types import Delta, ToolCall, Usage
 from desktop.server import request_parts
 from desktop.server.answer import Ending, answer_pieces
 from desktop.server.protocols.anthropic import events as ae
@@ -174,10 +174,10 @@ def test_whole_message_content_stop_reason_and_usage() -> None:
 
 def test_stream_event_sequence() -> None:
     chunks = [
-        Chunk(reasoning="hm"),
-        Chunk(text="Hi"),
-        Chunk(text="!"),
-        Chunk(finish_reason="length", usage=Usage(4, 3)),
+        Delta(reasoning="hm"),
+        Delta(text="Hi"),
+        Delta(text="!"),
+        Delta(finish_reason="length", usage=Usage(4, 3)),
     ]
     events = ae.MessageEvents("msg_1", "m")
     raw = events.opening()
@@ -203,7 +203,7 @@ def test_stream_event_sequence() -> None:
     assert got[9]["usage"]["output_tokens"] == 3
     call = ToolCall("call_z", "f", '{"a": 1}')
     tail = named_events(
-        ae.MessageEvents("m2", "m").ending(Ending((call,), Chunk(finish_reason="stop")))
+        ae.MessageEvents("m2", "m").ending(Ending((call,), Delta(finish_reason="stop")))
     )
     assert tail[0]["content_block"]["type"] == "tool_use"
     assert tail[1]["delta"] == {"type": "input_json_delta", "partial_json": '{"a": 1}'}
@@ -211,11 +211,11 @@ def test_stream_event_sequence() -> None:
 
 
 def test_only_the_clients_stop_sequences_are_named() -> None:
-    from desktop.engine.types import Chunk
+    from desktop.engine._types import Delta
 
-    hit = Chunk(finish_reason="stop", stop_sequence="END")
+    hit = Delta(finish_reason="stop", stop_sequence="END")
     assert ae.stop_fields("stop", hit, ["END"]) == ("stop_sequence", "END")
     # A template's turn marker also stops the engine: that is an ordinary end of turn.
-    marker = Chunk(finish_reason="stop", stop_sequence="<|user|>")
+    marker = Delta(finish_reason="stop", stop_sequence="<|user|>")
     assert ae.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
     assert ae.stop_fields("length", hit, ["END"]) == ("max_tokens", None)

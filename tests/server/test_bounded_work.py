@@ -20,9 +20,9 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import LoadedEngine, load_engine
-from desktop.engine.native import LoadOptions
-from desktop.engine.scheduler import Scheduler
+from desktop.engine._loader import LoadedEngine, load_engine
+from desktop.engine._native import LoadOptions
+from desktop.engine._scheduler import Scheduler
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.embeddings import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.engine.types import ChatCall, Message, ToolSpec
+from desktop.engine._types import ChatCall, Message, ToolSpec
 from desktop.server import request_parts
 from desktop.server.protocols.anthropic import wire as aw
 from desktop.server.protocols.ollama import wire as ow

@@ -24,9 +24,9 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import LoadedEngine, load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ModelSpec
+from desktop.engine._loader import LoadedEngine, load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ModelSpec
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.model_directory import ResolverDirectory

@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from desktop.engine.loader import load_engine
+from desktop.engine._loader import load_engine
 from tests.fixtures.tiny_gguf import FIM_TOKENS, write_tiny_llama
 from tests.near_tie import assert_same_answer, steps, steps_of_completion
 from tests.server.conftest import Served, serve

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
 from desktop.root.context import AppContext, build_context
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve

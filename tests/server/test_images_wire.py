@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import MEDIA_MARKER, Message
+from desktop.engine._types import MEDIA_MARKER, Message
 from desktop.server import image_parts as im
 from desktop.server.protocols.anthropic import wire as aw
 from desktop.server.protocols.ollama import wire as ow

@@ -23,7 +23,7 @@ import openai
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import ChatCall, Chunk, Message, Usage
+from desktop.engine._types import ChatCall, Delta, Message, Usage
 from desktop.server import leniency as lv
 from desktop.server.metrics import AccessRecord
 from desktop.server.protocols.anthropic.events import stop_fields
@@ -85,8 +85,8 @@ def test_output_limit_is_lowered_never_refused() -> None:
     assert lv.capped_max_tokens(None, 8192) == 8192
 
 
-def _final(reason: str, completion: int) -> Chunk:
-    return Chunk(
+def _final(reason: str, completion: int) -> Delta:
+    return Delta(
         finish_reason=reason,
         usage=Usage(
             prompt_tokens=100,  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from desktop.base.config import NoPolicy, ServerSettings
-from desktop.engine.types import EngineStats
+from desktop.engine._types import EngineStats
 from desktop.root.context import AppContext, build_context
 from desktop.server.runner import ServerRunner
 from desktop.tools._mcp_client import McpClients

@@ -18,9 +18,9 @@ import pytest
 
 from desktop.base.config import ServerSettings
 from desktop.base.errors import EdgeDeskError
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import Chunk, ModelSpec
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import Delta, ModelSpec
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.model_directory import ResolverDirectory
@@ -42,7 +42,7 @@ class FailingEngine:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
-    def _fail(self, stream: Iterator[Chunk]) -> Iterator[Chunk]:
+    def _fail(self, stream: Iterator[Delta]) -> Iterator[Delta]:
         text: list[str] = []
         try:
             for n, chunk in enumerate(stream):
@@ -54,7 +54,7 @@ class FailingEngine:
         finally:
             stream.close()  # type: ignore[attr-defined]
 
-    def stream_chat(self, *args: Any, **kwargs: Any) -> Iterator[Chunk]:
+    def stream_chat(self, *args: Any, **kwargs: Any) -> Iterator[Delta]:
         return self._fail(self.engine.stream_chat(*args, **kwargs))
 
 

@@ -165,8 +165,8 @@ def test_refusals_and_keep_alive(lama: ollama.Client) -> None:
 def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     import time as clock
 
-    from desktop.engine.chat.toolcalls import gate_calls
-    from desktop.engine.types import ChatCall, Chunk, Message, ToolSpec, Usage
+    from desktop.engine._prompting.toolcalls import gate_calls
+    from desktop.engine._types import ChatCall, Delta, Message, ToolSpec, Usage
     from desktop.server.answer import answer_pieces
     from desktop.server.asgi import RequestInfo
     from desktop.server.generation import answer_stream
@@ -174,11 +174,11 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
     from desktop.server.pump import TimedStream
 
     generated = [
-        Chunk(reasoning="let me see"),
-        Chunk(text="Checking. "),
-        Chunk(text='<tool_call>{"name": "get_time", "arguments": {}}'),
-        Chunk(text="</tool_call>"),
-        Chunk(finish_reason="stop", usage=Usage(9, 4)),
+        Delta(reasoning="let me see"),
+        Delta(text="Checking. "),
+        Delta(text='<tool_call>{"name": "get_time", "arguments": {}}'),
+        Delta(text="</tool_call>"),
+        Delta(finish_reason="stop", usage=Usage(9, 4)),
     ]
     # The engine's side parses the call (gate_calls); the answer reads it structured.
     call = ChatCall.of([Message("user", "time?")], tools=[ToolSpec("get_time", None, {})])

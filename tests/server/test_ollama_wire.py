@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.types import Chunk, Timings, Usage
+from desktop.engine._types import Delta, Timings, Usage
 from desktop.server import request_parts
 from desktop.server.protocols.ollama import wire as ow
 
@@ -139,7 +139,7 @@ def test_generate_refusals_and_model_names() -> None:
 
 
 def test_final_line_counts_and_nanosecond_durations() -> None:
-    final = Chunk(
+    final = Delta(
         finish_reason="length",
         usage=Usage(12, 5),
         timings=Timings(load_s=0.5, prompt_s=0.25, generation_s=1.0),

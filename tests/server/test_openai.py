@@ -9,8 +9,8 @@ import struct
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.chat.toolcalls import StreamGate, parse_tool_calls
-from desktop.engine.types import ChatCall, Chunk, TokenLogprob, ToolCall, ToolSpec, Usage
+from desktop.engine._prompting.toolcalls import StreamGate, parse_tool_calls
+from desktop.engine._types import ChatCall, Delta, TokenLogprob, ToolCall, ToolSpec, Usage
 from desktop.server import request_parts
 from desktop.server.answer import finish_reason
 from desktop.server.protocols.openai import events as oa
@@ -244,7 +244,7 @@ def test_prompts_and_embedding_inputs() -> None:
 
 
 def test_chat_completion_with_tool_call_and_reasoning() -> None:
-    final = Chunk(finish_reason="stop", usage=Usage(10, 5, 4))
+    final = Delta(finish_reason="stop", usage=Usage(10, 5, 4))
     call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
     body = oa.chat_completion(
         request_id="r",
@@ -269,9 +269,9 @@ def test_chat_completion_with_tool_call_and_reasoning() -> None:
 
 
 def test_finish_reasons() -> None:
-    assert finish_reason(Chunk(finish_reason="stop")) == "stop"
-    assert finish_reason(Chunk(finish_reason="length")) == "length"
-    assert finish_reason(Chunk(finish_reason="timeout")) == "length"
+    assert finish_reason(Delta(finish_reason="stop")) == "stop"
+    assert finish_reason(Delta(finish_reason="length")) == "length"
+    assert finish_reason(Delta(finish_reason="timeout")) == "length"
 
 
 def test_sse_framing_and_usage_chunk() -> None:

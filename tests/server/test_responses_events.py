@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.engine.types import Chunk, ToolCall, Usage
+from desktop.engine._types import Delta, ToolCall, Usage
 from desktop.server.answer import Ending, answer_pieces
 from desktop.server.protocols.responses import output as ro
 from desktop.server.protocols.responses import wire as rw
@@ -18,10 +18,10 @@ def _req(**fields: Any) -> rw.ResponsesRequest:
 
 def test_stream_events_are_numbered_in_the_documented_order() -> None:
     chunks = [
-        Chunk(reasoning="hmm"),
-        Chunk(text="Hel"),
-        Chunk(text="lo"),
-        Chunk(finish_reason="stop", usage=Usage(5, 3)),
+        Delta(reasoning="hmm"),
+        Delta(text="Hel"),
+        Delta(text="lo"),
+        Delta(finish_reason="stop", usage=Usage(5, 3)),
     ]
     events = ResponseEvents(_req(), ro.Ids("resp_x"), 1, stored=False)
     raw = events.opening()
@@ -56,7 +56,7 @@ def test_streamed_calls_and_failurenamed_events() -> None:
     events = ResponseEvents(_req(), ro.Ids("resp_y"), 1, stored=True)
     call = ToolCall("call_9", "get_weather", '{"city": "Oslo"}')
     got = named_events(
-        events.opening() + events.ending(Ending((call,), Chunk(finish_reason="stop")))
+        events.opening() + events.ending(Ending((call,), Delta(finish_reason="stop")))
     )
     assert [e["type"] for e in got[2:]] == [
         "response.output_item.added",
@@ -82,7 +82,7 @@ def test_a_streamed_call_of_a_namespaced_tool_carries_its_namespace() -> None:
     _, spaces = rw.flatten_namespaces(req)
     events = ResponseEvents(req, ro.Ids("resp_z"), 1, stored=False, spaces=spaces)
     call = ToolCall("call_1", "mcp__github__create_issue", "{}")
-    got = named_events(events.ending(Ending((call,), Chunk(finish_reason="stop"))))
+    got = named_events(events.ending(Ending((call,), Delta(finish_reason="stop"))))
     added, done = got[0]["item"], got[3]["item"]
     for item in (added, done):
         assert (item["name"], item["namespace"]) == ("create_issue", "mcp__github__")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.engine.types import ToolCall, Usage
+from desktop.engine._types import ToolCall, Usage
 from desktop.server.protocols.responses import output as ro
 from desktop.server.protocols.responses import wire as rw
 from tests.fixtures.codex_tools import GITHUB, WEATHER

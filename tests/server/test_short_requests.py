@@ -13,9 +13,9 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ChatCall, GenerationParams, Message
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.embeddings import MAX_INPUT_TOKENS

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from desktop.engine.types import TokenLogprob, Usage
+from desktop.engine._types import TokenLogprob, Usage
 from desktop.server.protocols.openai import events as oa
 from desktop.server.protocols.openai import sse
 from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents

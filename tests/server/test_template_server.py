@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import llama_cpp
 import openai
 import pytest
 
+from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
 from tests.engine.test_template_corpus import (
     ARGS,
     CORPUS,

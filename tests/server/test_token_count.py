@@ -19,9 +19,9 @@ import pytest
 from anthropic.types import MessageParam
 
 from desktop.base.config import ServerSettings
-from desktop.engine.loader import load_engine
-from desktop.engine.scheduler import Scheduler
-from desktop.engine.types import ChatCall, Message
+from desktop.engine._loader import load_engine
+from desktop.engine._scheduler import Scheduler
+from desktop.engine._types import ChatCall, Message
 from desktop.root.context import build_context
 from desktop.server.asgi import services_for
 from desktop.server.metrics import AccessLog, AccessRecord

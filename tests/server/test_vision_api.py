@@ -17,7 +17,7 @@ import pytest
 
 from desktop.base.config import ServerSettings
 from desktop.base.errors import VisionUnsupported
-from desktop.engine.types import MEDIA_MARKER, ChatCall, Message
+from desktop.engine._types import MEDIA_MARKER, ChatCall, Message
 from desktop.server.asgi import services_for
 from desktop.server.runner import ServerRunner
 from tests.chat.scripted import Scripted
@@ -297,10 +297,10 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     tiny_chat: Path, tiny_projector: Path
 ) -> None:
     """Claude Code budgets its context with count_tokens: a picture counts what it costs."""
-    from desktop.engine.images import load_image
-    from desktop.engine.llama import LlamaEngine
-    from desktop.engine.native import LoadOptions
-    from desktop.engine.types import GenerationParams
+    from desktop.engine._images import load_image
+    from desktop.engine._llama import LlamaEngine
+    from desktop.engine._native import LoadOptions
+    from desktop.engine._types import GenerationParams
     from desktop.server.protocols.anthropic.routes import prompt_token_count
 
     def chat(*messages: Message) -> ChatCall:

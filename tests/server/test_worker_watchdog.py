@@ -21,8 +21,8 @@ import openai
 import psutil
 import pytest
 
-from desktop.engine.worker import client as worker_client
-from desktop.engine.worker.client import WorkerEngine
+from desktop.engine._worker import client as worker_client
+from desktop.engine._worker.client import WorkerEngine
 from tests.conftest import scaled, wait_until
 from tests.server.conftest import Served, serve
 

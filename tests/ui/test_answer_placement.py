@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.chat.conversation import Turn
-from desktop.engine.types import Placement, Usage
+from desktop.engine._types import Placement, Usage
 from desktop.ui.chat.answer_footer import footer_text
 
 pytestmark = pytest.mark.qt

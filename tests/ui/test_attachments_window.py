@@ -13,7 +13,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from desktop.engine.types import Message
+from desktop.engine._types import Message
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.pictures import png
 

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
-from desktop.engine.types import ChatCall
+from desktop.engine._types import ChatCall
 from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send
 
@@ -63,7 +63,7 @@ def test_stop_while_the_model_serves_someone_else_ends_the_answer_quietly(
 ) -> None:
     import threading
 
-    from desktop.engine.types import GenerationParams, Message
+    from desktop.engine._types import GenerationParams, Message
 
     chat = window.chat
     scheduler = window.context.scheduler

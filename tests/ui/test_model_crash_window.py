@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from desktop.engine.scheduler import CRASHES_TO_BROKEN
+from desktop.engine._scheduler import CRASHES_TO_BROKEN
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.ui.conftest import _left, send, wait_listed

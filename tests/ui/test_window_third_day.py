@@ -415,17 +415,17 @@ class _StopsAtOnce:
         self.asked = 0
 
     def stream_chat(self, model, call, cancel=None):
-        from desktop.engine.types import Chunk, Timings, Usage
+        from desktop.engine._types import Delta, Timings, Usage
 
         self.asked += 1
         if self.asked != 2:
             yield from self.scripted.stream_chat(model, call, cancel)
             return
-        yield Chunk(text="")
+        yield Delta(text="")
         self.waiting.set()
         assert cancel is not None
         cancel.wait()
-        yield Chunk(
+        yield Delta(
             finish_reason="cancelled", usage=Usage(35, 1), timings=Timings(generation_s=5e-5)
         )
 

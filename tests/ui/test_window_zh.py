@@ -21,8 +21,8 @@ from desktop.base.errors import (
 from desktop.base.net import NetGate
 from desktop.catalog._fit import Verdict
 from desktop.chat.conversation import Turn
-from desktop.engine.hardware.backend import BackendInfo, why_no_gpu
-from desktop.engine.types import Usage
+from desktop.engine._hardware.backend import BackendInfo, why_no_gpu
+from desktop.engine._types import Usage
 from desktop.machine.doctor import doctor_report, format_report, why_not_kind
 from desktop.root.context import build_context
 from desktop.ui.chat.answer_footer import footer_text

@@ -22,10 +22,10 @@ from desktop.base.errors import InvalidRequest
 from desktop.chat.approval import Decision
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
-from desktop.engine.types import ChatCall, Chunk, ToolCall
+from desktop.engine import ChatCall, Delta, ToolCall
 from desktop.tools import ServerConfig, ServerList, ToolBox, ToolSet, ToolSpec
 
-Event = ToolSet | ToolStep | Chunk  # the listing first, then words and rounds, final last
+Event = ToolSet | ToolStep | Delta  # the listing first, then words and rounds, final last
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def run(
 ) -> Iterator[Event]:
     """The tool loop of one request, as it happens: the tools offered (a ToolSet), the
     words of each reply (non-final Chunks), each finished round (ToolStep), then the final
-    Chunk. Blocks; the loop runs on its own thread, ended (``cancel``) when the caller
+    Delta. Blocks; the loop runs on its own thread, ended (``cancel``) when the caller
     stops reading."""
     out: queue.Queue[Event | BaseException | None] = queue.Queue()
     core = ChatCore(streamer, tools=tools)
@@ -120,7 +120,7 @@ def run(
         call.template_kwargs,
         0,
     )
-    finals: list[Chunk] = []
+    finals: list[Delta] = []
 
     def work() -> None:
         try:
@@ -263,12 +263,12 @@ class Collected:
     steps: list[ToolStep]
     text: str
     reasoning: str
-    final: Chunk
+    final: Delta
 
 
 def collect(events: Iterator[Event]) -> Collected:
     """Read a loop to its end (blocks)."""
-    found = Collected(ToolSet(), [], "", "", Chunk(finish_reason="stop"))
+    found = Collected(ToolSet(), [], "", "", Delta(finish_reason="stop"))
     text: list[str] = []
     reasoning: list[str] = []
     for event in events:
@@ -297,7 +297,7 @@ class Counted:
 
     def stream_chat(
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """One reply of the model, counted."""
-        counted: Iterator[Chunk] = self._wrap(self._streamer.stream_chat(model, call, cancel))
+        counted: Iterator[Delta] = self._wrap(self._streamer.stream_chat(model, call, cancel))
         return counted

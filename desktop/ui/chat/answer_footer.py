@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 
 from desktop.chat.conversation import Turn
-from desktop.engine.types import Placement
+from desktop.engine import Placement
 
 MIN_TOKENS_FOR_SPEED = 4  # fewer tokens: no speed is shown under the answer
 

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from desktop.base.errors import EdgeDeskError
 from desktop.chat import attachments
 from desktop.chat.attachments import Attachment
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
+from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
 from desktop.ui.common.workers import TaskWorker, WorkerPool

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from desktop.chat.conversation import Conversation, ToolStep, Turn
 from desktop.chat.grounding import cite
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.ui.chat.transcript import Transcript
 from desktop.ui.common.workers import StreamDelta
 
@@ -74,7 +74,7 @@ class StreamingAnswer(QObject):
         turn.reasoning += delta.reasoning
         self._dirty = True
 
-    def on_final(self, chunk: Chunk) -> None:
+    def on_final(self, chunk: Delta) -> None:
         """The answer's statistics and how it ended; citations mapped to their sources."""
         if self.current is None:
             return

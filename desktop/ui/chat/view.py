@@ -15,7 +15,7 @@ from desktop.chat.conversation import DEFAULT_TITLE, Conversation
 from desktop.chat.grounding import Search, cite, missing_embedding_model
 from desktop.chat.persistence import ChatSaver
 from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
+from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.store import UsageRow
 from desktop.ui.chat.attach import Attacher
 from desktop.ui.chat.composer import Composer

@@ -23,7 +23,7 @@ from desktop.chat.approval import ApprovalBatch, Decision
 from desktop.chat.conversation import ToolStep
 from desktop.chat.grounding import EmbeddingModelMissing
 from desktop.chat.session import ChatCore, PendingTurn
-from desktop.engine.types import Chunk
+from desktop.engine import Delta
 from desktop.store import WINDOW_CLIENT, UsageRow
 from desktop.ui.common.error_text import error_text
 
@@ -114,7 +114,7 @@ class GenerationWorker(Worker):
     """
 
     delta = Signal(object)  # StreamDelta
-    finished_chunk = Signal(object)  # the final Chunk (usage, timings, finish reason)
+    finished_chunk = Signal(object)  # the final Delta (usage, timings, finish reason)
     prepared = Signal(object)  # the numbered sources a grounded answer is given
     model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
     tool_step = Signal(object)  # a finished round of tool calls (chat.conversation.ToolStep)
@@ -166,7 +166,7 @@ class GenerationWorker(Worker):
         self._record(started, final, None)
         self.finished_chunk.emit(final)
 
-    def _record(self, started: float, final: Chunk | None, error: Exception | None) -> None:
+    def _record(self, started: float, final: Delta | None, error: Exception | None) -> None:
         """Hand the turn's usage (counts and times, no words) to ``usage``."""
         if self._usage is None:
             return
@@ -203,7 +203,7 @@ class GenerationWorker(Worker):
         self._flush()  # the round's words reach the window before the round itself
         self.tool_step.emit(step)
 
-    def _on_chunk(self, chunk: Chunk) -> None:
+    def _on_chunk(self, chunk: Delta) -> None:
         if self._first is None and (chunk.text or chunk.reasoning):
             self._first = time.perf_counter()
         self._text.append(chunk.text)

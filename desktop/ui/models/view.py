@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.catalog import CatalogRow
-from desktop.engine.types import LoadReport
+from desktop.engine import LoadReport
 from desktop.resolve import ModelDetails
 from desktop.ui.common.core_text import machine_summary
 from desktop.ui.common.error_text import error_text
@@ -52,8 +52,7 @@ from desktop.ui.models.listing import (
 )
 
 if TYPE_CHECKING:
-    from desktop.engine.broken import BrokenFile
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import BrokenFile, Scheduler
     from desktop.remote.registry import RemoteRegistry
 
 

@@ -41,7 +41,7 @@ from desktop.ui.server.request_list import RequestList
 if TYPE_CHECKING:
     from desktop.base.config import EffectiveSettings, Settings
     from desktop.catalog import Catalog, InstalledIndex
-    from desktop.engine.scheduler import Scheduler
+    from desktop.engine import Scheduler
     from desktop.resolve import ModelResolver
     from desktop.root.server_handle import ServerHandle
     from desktop.store import UsageRecorder, UsageStore

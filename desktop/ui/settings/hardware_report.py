@@ -18,7 +18,7 @@ from desktop.base.filebytes import format_bytes
 from desktop.catalog import GPU, Hardware, Verdict
 from desktop.ui.common.core_text import machine_summary, verdict_text
 
-# Why no GPU is used: desktop.engine.hardware.backend.why_no_gpu's sentences, by doctor's kind.
+# Why no GPU is used: desktop.engine.why_no_gpu's sentences, by doctor's kind.
 WHY_NOT = {
     "cpu_build": QT_TRANSLATE_NOOP(
         "HardwareReport",

@@ -60,7 +60,7 @@ from desktop.ui.shell.tray import Tray, hides_on_close
 from desktop.ui.tools.view import ToolsView
 
 if TYPE_CHECKING:
-    from desktop.engine.types import ChatCall, Chunk
+    from desktop.engine import ChatCall, Delta
     from desktop.retrieval import Hit
 
 STATUS_INTERVAL_MS = 2000
@@ -100,7 +100,7 @@ class LateScheduler:
 
     def stream_chat(
         self, model: str, call: ChatCall, cancel: threading.Event | None = None
-    ) -> Iterator[Chunk]:
+    ) -> Iterator[Delta]:
         """The scheduler's ``stream_chat`` (building the scheduler first if need be)."""
         return self._context.scheduler.stream_chat(model, call, cancel)
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from desktop.engine.types import Chunk, ToolCall, Usage
+from desktop.engine import Delta, ToolCall, Usage
 from desktop.server.answer import Ending, Piece
 from desktop.server.leniency import ended_by_context
 from desktop.server.request_parts import arguments_object
@@ -66,7 +66,7 @@ def content_blocks(thinking: str, text: str, calls: Sequence[ToolCall]) -> list[
 
 
 def stop_fields(
-    stop: str, final: Chunk, requested: Sequence[str] | None, max_tokens: int | None = None
+    stop: str, final: Delta, requested: Sequence[str] | None, max_tokens: int | None = None
 ) -> tuple[str, str | None]:
     """``stop_reason`` and ``stop_sequence``: which of the client's stop_sequences ended it.
 
@@ -88,7 +88,7 @@ def message_object(
     content: list[dict[str, Any]],
     stop: str | None,
     usage: Usage | None,
-    final: Chunk | None = None,
+    final: Delta | None = None,
     requested_stops: Sequence[str] | None = None,
     max_tokens: int | None = None,
 ) -> dict[str, Any]:

@@ -19,8 +19,7 @@ from fastapi.responses import JSONResponse
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.conversation import ToolStep
-from desktop.engine.protocol import Engine
-from desktop.engine.types import ChatCall, Chunk, ToolCall
+from desktop.engine import ChatCall, Delta, Engine, ToolCall
 from desktop.server import image_parts as images
 from desktop.server import leniency
 from desktop.server.answer import Ending, WholeAnswer
@@ -69,7 +68,7 @@ class MessageAnswer(MessageEvents):
         """Nothing to do once the answer is out."""
 
     def _message(
-        self, content: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Chunk
+        self, content: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Delta
     ) -> JSONResponse:
         return JSONResponse(
             message_object(

@@ -16,8 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import ChatCall, GenerationParams, Image, Message, ToolCall, ToolSpec
+from desktop.engine import (
+    DEFAULT_LIMITS,
+    ChatCall,
+    GenerationParams,
+    Image,
+    ImageLimits,
+    Message,
+    ToolCall,
+    ToolSpec,
+)
 from desktop.server import image_parts as images
 from desktop.server import leniency, request_parts
 from desktop.server.request_parts import (

@@ -20,13 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from desktop.base.errors import InvalidRequest
-from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
-from desktop.engine.types import (
+from desktop.engine import (
+    DEFAULT_LIMITS,
     MEDIA_MARKER,
     ChatCall,
-    Chunk,
+    Delta,
     GenerationParams,
     Image,
+    ImageLimits,
     Message,
     ToolCall,
     ToolSpec,
@@ -444,12 +445,12 @@ def timestamp(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def done_reason(final: Chunk) -> str:
+def done_reason(final: Delta) -> str:
     """``done_reason``: stop or length (a timeout reads as length)."""
     return "stop" if finish_reason(final) == "stop" else "length"
 
 
-def stats(final: Chunk) -> dict[str, int]:
+def stats(final: Delta) -> dict[str, int]:
     """Counts and durations (nanoseconds) of the final line."""
     usage, timings = final.usage, final.timings
     ns = 1_000_000_000

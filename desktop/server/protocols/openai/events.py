@@ -14,7 +14,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.types import Chunk, TokenLogprob, ToolCall, Usage
+from desktop.engine import Delta, TokenLogprob, ToolCall, Usage
 from desktop.server.answer import finish_reason
 from desktop.server.error_bodies import ErrorBody, ErrorDetail
 from desktop.server.protocols.openai import schemas
@@ -131,7 +131,7 @@ def chat_completion(
     created: int,
     text: str,
     reasoning: str,
-    final: Chunk,
+    final: Delta,
     calls: Sequence[ToolCall] = (),
     logprobs: Sequence[TokenLogprob] | None = None,
 ) -> schemas.ChatCompletion:
@@ -163,7 +163,7 @@ def text_completion(
     model: str,
     created: int,
     text: str,
-    final: Chunk,
+    final: Delta,
     logprobs: Sequence[TokenLogprob] | None = None,
 ) -> schemas.Completion:
     """A whole text completion (``logprobs`` None: not asked for)."""

@@ -16,8 +16,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from desktop.base.errors import ContextOverflow, EdgeDeskError, InvalidRequest
-from desktop.engine.protocol import Engine
-from desktop.engine.types import TokenLogprob
+from desktop.engine import Engine, TokenLogprob
 from desktop.server import image_parts as images
 from desktop.server import leniency
 from desktop.server.answer import Ending, Piece, WholeAnswer, finish_reason

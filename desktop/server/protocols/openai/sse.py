@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.engine.types import TokenLogprob, Usage
+from desktop.engine import TokenLogprob, Usage
 from desktop.server.protocols.openai import events as openai
 from desktop.server.protocols.openai import schemas
 

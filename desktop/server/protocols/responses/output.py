@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.engine.types import ToolCall, Usage
+from desktop.engine import ToolCall, Usage
 from desktop.server import leniency
 from desktop.server.protocols.responses.namespaces import Namespaced
 from desktop.server.protocols.responses.wire import ResponsesRequest, TextFormat

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
 from desktop.chat.conversation import ToolStep
-from desktop.engine.types import Chunk, Message, ToolCall
+from desktop.engine import Delta, Message, ToolCall
 from desktop.server import image_parts as images
 from desktop.server import leniency
 from desktop.server.answer import Ending, WholeAnswer
@@ -118,7 +118,7 @@ class ResponseAnswer(ResponseEvents):
         """Nothing to do once the answer is out."""
 
     def _response(
-        self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Chunk
+        self, output: list[dict[str, Any]], calls: tuple[ToolCall, ...], final: Delta
     ) -> JSONResponse:
         response = responses_output.response_object(
             self._req,
