@@ -15,7 +15,8 @@ from desktop.cli.options import check_sampling, moe_settings
 from desktop.engine.images import DEFAULT_LIMITS, ImageLimits
 from desktop.engine.types import ChatCall, Chunk, GenerationParams, Image, Message
 from desktop.root.context import AppContext
-from desktop.server.image_parts import check_images, image_from_bytes, joined
+from desktop.server import check_images, image_from_bytes
+from desktop.server import marked_content as joined
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -22,7 +22,7 @@ from desktop.resolve import looks_like_path
 
 if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported only when serving
     from desktop.root.context import AppContext
-    from desktop.server.runner import ServerRunner
+    from desktop.server import ServerRunner
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 

@@ -9,10 +9,12 @@ import pytest
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine.types import Chunk, ToolCall, Usage
-from desktop.server import request_parts
-from desktop.server.answer import Ending, answer_pieces
-from desktop.server.protocols.anthropic import events as ae
-from desktop.server.protocols.anthropic import wire as aw
+from desktop.server import _request_parts as request_parts
+from desktop.server._answer import Ending, answer_pieces
+from desktop.server._protocols.anthropic import events as ae
+from desktop.server._protocols.anthropic import requests as ar
+from desktop.server._protocols.anthropic import translate as aw
+from tests.server import bodies
 from tests.server.conftest import named_events
 
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
@@ -24,14 +26,14 @@ WEATHER = {
 }
 
 
-def _req(**fields: Any) -> aw.MessagesRequest:
-    return aw.MessagesRequest.model_validate(
+def _req(**fields: Any) -> ar.MessagesRequest:
+    return ar.MessagesRequest.model_validate(
         {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}], **fields}
     )
 
 
 def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
-    messages = aw.to_messages(
+    messages = bodies.anthropic_messages(
         [
             {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": "Use tools."},
@@ -94,7 +96,7 @@ def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
 )
 def test_bad_messages_are_refused_naming_where(messages: list[Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
-        aw.to_messages(None, messages)
+        bodies.anthropic_messages(None, messages)
     assert caught.value.param == param
 
 

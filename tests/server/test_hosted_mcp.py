@@ -17,9 +17,9 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.server.asgi import services_for
-from desktop.server.mcp.hosted import hosted
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._mcp.hosted import hosted
+from desktop.server._runner import ServerRunner
 from desktop.tools.call_log import ToolAudit
 from desktop.tools.mcp_client import McpClients
 from desktop.tools.servers import McpPolicy, ServerList
