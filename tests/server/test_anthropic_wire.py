@@ -221,3 +221,16 @@ def test_only_the_clients_stop_sequences_are_named() -> None:
     marker = Chunk(finish_reason="stop", stop_sequence="<|user|>")
     assert ae.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
     assert ae.stop_fields("length", hit, ["END"]) == ("max_tokens", None)
+
+
+def test_a_block_field_of_the_wrong_type_is_refused_naming_the_block() -> None:
+    # Typed blocks: the 400 names the field inside the block, not the union it is in.
+    with pytest.raises(InvalidRequest) as caught:
+        bodies.anthropic_messages(
+            None, [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text"}]}]
+        )
+    assert caught.value.param == "messages.0.content.1.text"
+    # A block type this server does not read is still refused by name, with its hint.
+    with pytest.raises(InvalidRequest, match="'document' is not supported.*documents") as caught:
+        bodies.anthropic_messages(None, [{"role": "user", "content": [{"type": "document"}]}])
+    assert caught.value.param == "messages.0.content.0.type"

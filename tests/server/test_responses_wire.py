@@ -225,3 +225,18 @@ def test_a_namespaced_call_sent_back_reaches_the_model_by_its_flat_name() -> Non
         bodies.responses_messages(None, history)[1].tool_calls[0].name
         == "mcp__github__create_issue"
     )
+
+
+def test_items_are_kept_exactly_as_sent_and_a_bad_part_is_named() -> None:
+    sent = [
+        {"role": "user", "content": "hi", "vendor_field": {"x": 1}},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "id": "fc_1"},
+    ]
+    req = _req(input=sent)
+    assert isinstance(req.input, list)
+    assert [rr.dumped(item) for item in req.input] == sent  # stored and echoed as sent
+    with pytest.raises(InvalidRequest) as caught:
+        bodies.responses_messages(
+            None, [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]
+        )
+    assert caught.value.param == "input.0.content.0.text"
