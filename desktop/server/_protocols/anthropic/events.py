@@ -95,7 +95,8 @@ class InputJsonDelta(TypedDict):
     partial_json: str
 
 
-Delta = TextDelta | ThinkingDelta | InputJsonDelta
+# What a content_block_delta adds (not the engine's streamed delta).
+BlockDelta = TextDelta | ThinkingDelta | InputJsonDelta
 
 
 def tool_use_id(call: ToolCall) -> str:
@@ -221,7 +222,7 @@ class MessageEvents:
             {"type": "content_block_start", "index": self._index, "content_block": block},
         )
 
-    def _delta(self, delta: Delta) -> bytes:
+    def _delta(self, delta: BlockDelta) -> bytes:
         return sse(
             "content_block_delta",
             {"type": "content_block_delta", "index": self._index, "delta": delta},
