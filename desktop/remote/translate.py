@@ -1,4 +1,9 @@
-"""Pure translations between our engine values and a remote's OpenAI wire format."""
+"""Pure translations between our engine values and a remote's OpenAI wire format.
+
+Requests go out as JSON objects built here (``dict[str, object]``: written, never read
+back); what the remote sends is read defensively (``Mapping[str, Any]``: untrusted JSON,
+each field checked where it is used).
+"""
 
 from __future__ import annotations
 
@@ -29,9 +34,9 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-def message_dict(message: Message) -> dict[str, Any]:
+def message_dict(message: Message) -> dict[str, object]:
     """One conversation turn as OpenAI's chat API takes it."""
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    out: dict[str, object] = {"role": message.role, "content": message.content}
     if message.images:
         # The remote model takes the pictures or its server refuses them: never dropped.
         out["content"] = content_parts(message)
@@ -47,11 +52,11 @@ def message_dict(message: Message) -> dict[str, Any]:
     return out
 
 
-def content_parts(message: Message) -> list[dict[str, Any]]:
+def content_parts(message: Message) -> list[dict[str, object]]:
     """A message with pictures as OpenAI content parts: each picture a data URL where its
     MEDIA_MARKER stands in the text, or all of them before the text when it has none."""
 
-    def picture(image: Image) -> dict[str, Any]:
+    def picture(image: Image) -> dict[str, object]:
         data = base64.b64encode(image.data).decode("ascii")
         return {"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{data}"}}
 
@@ -59,7 +64,7 @@ def content_parts(message: Message) -> list[dict[str, Any]]:
     if len(pieces) != len(message.images) + 1:
         pieces = ["", message.content.replace(MEDIA_MARKER, "")]
         pieces[1:1] = [""] * (len(message.images) - 1)
-    parts: list[dict[str, Any]] = [{"type": "text", "text": pieces[0]}] if pieces[0] else []
+    parts: list[dict[str, object]] = [{"type": "text", "text": pieces[0]}] if pieces[0] else []
     for image, text in zip(message.images, pieces[1:], strict=True):
         parts.append(picture(image))
         if text:
@@ -67,9 +72,9 @@ def content_parts(message: Message) -> list[dict[str, Any]]:
     return parts
 
 
-def sampling(params: GenerationParams) -> dict[str, Any]:
+def sampling(params: GenerationParams) -> dict[str, object]:
     """The sampling fields every OpenAI-compatible server understands (others left out)."""
-    out: dict[str, Any] = {"temperature": params.temperature, "top_p": params.top_p}
+    out: dict[str, object] = {"temperature": params.temperature, "top_p": params.top_p}
     if params.max_tokens is not None:
         out["max_tokens"] = params.max_tokens
     if params.stop:
@@ -88,9 +93,9 @@ def sampling(params: GenerationParams) -> dict[str, Any]:
     return out
 
 
-def chat_body(model: str, call: ChatCall) -> dict[str, Any]:
+def chat_body(model: str, call: ChatCall) -> dict[str, object]:
     """A streamed chat-completions request (the remote applies its own template)."""
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "model": model,
         "messages": [message_dict(m) for m in call.messages],
         "stream": True,
@@ -107,9 +112,9 @@ def chat_body(model: str, call: ChatCall) -> dict[str, Any]:
 
 def completion_body(
     model: str, prompt: str, params: GenerationParams, suffix: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A streamed text-completions request (``suffix``: fill-in-the-middle)."""
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "model": model,
         "prompt": prompt,
         "stream": True,
@@ -121,6 +126,7 @@ def completion_body(
     return body
 
 
+# Any: untrusted JSON from the remote, each field checked where it is read.
 def sse_payloads(lines: Iterable[str], remote: str = "the remote") -> Iterator[dict[str, Any]]:
     """The JSON objects of an SSE stream's ``data:`` lines, up to ``[DONE]``.
 
