@@ -37,13 +37,13 @@ def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 
 def _duration(text: str) -> float:
-    from desktop.server.security import parse_duration
+    from desktop.server import parse_duration
 
     return _checked(parse_duration)(text)
 
 
 def _rate(text: str) -> int:
-    from desktop.server.security import parse_rate
+    from desktop.server import parse_rate
 
     return _checked(parse_rate)(text)
 

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle_serve(args: argparse.Namespace) -> int:
     """Serve until the client closes standard input (stdout carries only the protocol)."""
-    from desktop.server.mcp.documents_server import document_server
+    from desktop.server import document_server
 
     ctx = context_for(args)
     try:

@@ -22,7 +22,8 @@ from desktop.engine import (
     Message,
 )
 from desktop.resolve import ModelResolver
-from desktop.server.image_parts import check_images, image_from_bytes, joined
+from desktop.server import check_images, image_from_bytes
+from desktop.server import marked_content as joined
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -36,7 +36,7 @@ from desktop.engine import (
     Usage,
     gate_calls,
 )
-from desktop.remote import wire
+from desktop.remote import translate as wire
 from desktop.remote.registry import RemoteEndpoint
 
 PURPOSE = "remote engine"

@@ -56,8 +56,7 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     from desktop.remote.models import RemoteModels
     from desktop.remote.registry import RemoteRegistry
     from desktop.retrieval import Library, Searcher
-    from desktop.server.runner import ServerRunner
-    from desktop.server.security import KeyStore
+    from desktop.server import KeyStore, ServerRunner
     from desktop.store import (
         AtRest,
         ChatStore,
@@ -629,7 +628,7 @@ class AppContext:
     @lazy(needs=("audit",), close=lambda keys: keys.flush())
     def key_store(self) -> KeyStore:
         """The local API's keys, in the data folder in use (it moves with the data)."""
-        from desktop.server.runner import key_store
+        from desktop.server import key_store
 
         return key_store(
             self.paths.data_dir,
@@ -713,11 +712,14 @@ class AppContext:
 
         Housekeeping is ``self.housekeeping``'s.
         """
-        from desktop.server.asgi import services_for
-        from desktop.server.mcp.documents_server import McpEndpoint
-        from desktop.server.metrics import AccessLog
-        from desktop.server.model_directory import ResolverDirectory
-        from desktop.server.runner import ACCESS_LOG_FILE, ServerRunner
+        from desktop.server import (
+            ACCESS_LOG_FILE,
+            AccessLog,
+            McpEndpoint,
+            ResolverDirectory,
+            ServerRunner,
+            services_for,
+        )
 
         server = settings or self.settings.server
         for path in model_paths:

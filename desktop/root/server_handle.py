@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the runner pulls in uvicorn and FastAPI: imported when firs
     from desktop.base.config import ServerSettings
     from desktop.engine import ImageLimits
     from desktop.root.members import Lazy
-    from desktop.server.runner import ServerRunner
+    from desktop.server import ServerRunner
 
 
 class ServerHandle:

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from desktop.server.client_setups import KEY, MODEL, claude_code, codex_cli, with_context
+from desktop.server._client_setups import KEY, MODEL, claude_code, codex_cli, with_context
 from tests.agents.tiny_agent_model import CONTEXT
 from tests.fixtures.children import free_port, stop
 

@@ -22,9 +22,9 @@ import openai
 
 from desktop.base.config import ServerSettings
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner
 from tests.fixtures.children import free_port
 
 MESSAGES = [

@@ -33,10 +33,10 @@ from desktop.engine._prompting.toolcalls import parse_tool_calls
 from desktop.engine._types import Message
 from desktop.retrieval._reports import CollectionInfo
 from desktop.retrieval._search import Searcher
-from desktop.server.asgi import services_for
-from desktop.server.mcp.documents_server import McpEndpoint
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._mcp.documents_server import McpEndpoint
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner
 from desktop.tools._call_log import ToolAudit
 from desktop.tools._mcp_client import McpClients
 from desktop.tools._servers import ServerList

@@ -14,7 +14,7 @@ from desktop.base.errors import ModelNotAllowed
 from desktop.catalog._entries import load_catalog
 from desktop.cli import main
 from desktop.root.context import build_context
-from desktop.server.model_directory import ResolverDirectory
+from desktop.server._model_directory import ResolverDirectory
 from tests.fixtures.fake_hub import FakeHub, Fault, sha256
 from tests.fixtures.vision import write_header_projector
 

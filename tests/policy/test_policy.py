@@ -216,7 +216,7 @@ def test_cli_flag_cannot_loosen_policy(
 ) -> None:
     import httpx
 
-    from desktop.server.runner import ServerRunner
+    from desktop.server._runner import ServerRunner
 
     machine_policy(
         {"ForceOffline": True, "ServerBindAddress": "127.0.0.1", "ServerRequireKey": True}

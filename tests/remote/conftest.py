@@ -14,7 +14,7 @@ from keyring.backend import KeyringBackend
 from desktop.base.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext, build_context
-from desktop.server.runner import ServerRunner
+from desktop.server._runner import ServerRunner
 from tests.benchmarks.llama_server_peer import Choice, candidates, choose
 from tests.remote.fake_openai import Fake, fake_server
 

@@ -10,7 +10,7 @@ import pytest
 from desktop.base.config import NoPolicy, ServerSettings
 from desktop.remote.registry import keyring_set
 from desktop.root.context import build_context
-from desktop.server.runner import ServerRunner
+from desktop.server._runner import ServerRunner
 from tests.remote.fake_openai import Fake
 
 

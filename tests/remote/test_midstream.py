@@ -20,7 +20,7 @@ import pytest
 
 from desktop.base.net import read_log
 from desktop.cli import main
-from desktop.server.metrics import AccessRecord
+from desktop.server._metrics import AccessRecord
 from tests.remote.conftest import Local
 from tests.remote.fake_openai import FAILURE, Fake
 

@@ -22,7 +22,7 @@ from desktop.base.config import ServerSettings
 from desktop.policy._sources import MachinePolicy
 from desktop.remote.registry import keyring_set
 from desktop.root.context import AppContext, build_context
-from desktop.server.runner import ServerRunner
+from desktop.server._runner import ServerRunner
 from tests.cli.test_private_home import Decoder
 from tests.conftest import wait_until
 from tests.remote.fake_openai import Fake

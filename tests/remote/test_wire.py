@@ -6,7 +6,7 @@ import pytest
 
 from desktop.base.errors import InvalidRequest, RemoteError
 from desktop.engine._types import ChatCall, GenerationParams, Message
-from desktop.remote import wire
+from desktop.remote import translate as wire
 from desktop.remote.registry import normalise_url, parse_policy_entries
 
 

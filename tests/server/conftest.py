@@ -17,8 +17,8 @@ from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import Delta
 from desktop.root.context import AppContext, build_context
-from desktop.server.runner import ServerRunner
-from desktop.server.security import KeyStore
+from desktop.server._runner import ServerRunner
+from desktop.server._security import KeyStore
 
 
 @dataclass

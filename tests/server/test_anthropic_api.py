@@ -188,7 +188,7 @@ def test_count_tokens_refuses_text_over_its_limit_before_tokenizing(
     claude: anthropic.Anthropic,
 ) -> None:
     """An 8 MB body once took 87 s of tokenizer CPU; over the documented limit it is a 400."""
-    from desktop.server.protocols.anthropic.routes import MAX_COUNT_CHARS
+    from desktop.server._protocols.anthropic.routes import MAX_COUNT_CHARS
 
     huge = [{"role": "user", "content": "zebra " * 1_300_000}]  # 7.8 MB, under the body limit
     started = time.perf_counter()

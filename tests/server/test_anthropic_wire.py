@@ -9,10 +9,12 @@ import pytest
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine._types import Delta, ToolCall, Usage
-from desktop.server import request_parts
-from desktop.server.answer import Ending, answer_pieces
-from desktop.server.protocols.anthropic import events as ae
-from desktop.server.protocols.anthropic import wire as aw
+from desktop.server import _request_parts as request_parts
+from desktop.server._answer import Ending, answer_pieces
+from desktop.server._protocols.anthropic import events as ae
+from desktop.server._protocols.anthropic import requests as ar
+from desktop.server._protocols.anthropic import translate as aw
+from tests.server import bodies
 from tests.server.conftest import named_events
 
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
@@ -24,14 +26,14 @@ WEATHER = {
 }
 
 
-def _req(**fields: Any) -> aw.MessagesRequest:
-    return aw.MessagesRequest.model_validate(
+def _req(**fields: Any) -> ar.MessagesRequest:
+    return ar.MessagesRequest.model_validate(
         {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}], **fields}
     )
 
 
 def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
-    messages = aw.to_messages(
+    messages = bodies.anthropic_messages(
         [
             {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": "Use tools."},
@@ -94,7 +96,7 @@ def test_blocks_become_turns_with_tool_calls_results_and_thinking() -> None:
 )
 def test_bad_messages_are_refused_naming_where(messages: list[Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
-        aw.to_messages(None, messages)
+        bodies.anthropic_messages(None, messages)
     assert caught.value.param == param
 
 
@@ -219,3 +221,16 @@ def test_only_the_clients_stop_sequences_are_named() -> None:
     marker = Delta(finish_reason="stop", stop_sequence="<|user|>")
     assert ae.stop_fields("stop", marker, ["END"]) == ("end_turn", None)
     assert ae.stop_fields("length", hit, ["END"]) == ("max_tokens", None)
+
+
+def test_a_block_field_of_the_wrong_type_is_refused_naming_the_block() -> None:
+    # Typed blocks: the 400 names the field inside the block, not the union it is in.
+    with pytest.raises(InvalidRequest) as caught:
+        bodies.anthropic_messages(
+            None, [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text"}]}]
+        )
+    assert caught.value.param == "messages.0.content.1.text"
+    # A block type this server does not read is still refused by name, with its hint.
+    with pytest.raises(InvalidRequest, match="'document' is not supported.*documents") as caught:
+        bodies.anthropic_messages(None, [{"role": "user", "content": [{"type": "document"}]}])
+    assert caught.value.param == "messages.0.content.0.type"

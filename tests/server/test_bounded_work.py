@@ -24,10 +24,10 @@ from desktop.engine._loader import LoadedEngine, load_engine
 from desktop.engine._native import LoadOptions
 from desktop.engine._scheduler import Scheduler
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.embeddings import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner, key_store
+from desktop.server._asgi import services_for
+from desktop.server._embeddings import MAX_INPUT_TOKENS, MAX_INPUTS, MAX_REQUEST_TOKENS
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner, key_store
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 

@@ -7,12 +7,15 @@ import json
 from typing import Any
 
 from desktop.engine._types import ChatCall, Message, ToolSpec
-from desktop.server import request_parts
-from desktop.server.protocols.anthropic import wire as aw
-from desktop.server.protocols.ollama import wire as ow
-from desktop.server.protocols.openai import schemas
-from desktop.server.protocols.openai import wire as oq
-from desktop.server.protocols.responses import wire as rw
+from desktop.server import _request_parts as request_parts
+from desktop.server._protocols.anthropic import requests as ar
+from desktop.server._protocols.anthropic import translate as aw
+from desktop.server._protocols.ollama import requests as orq
+from desktop.server._protocols.ollama import translate as ow
+from desktop.server._protocols.openai import schemas
+from desktop.server._protocols.openai import translate as oq
+from desktop.server._protocols.responses import requests as rr
+from desktop.server._protocols.responses import translate as rw
 
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5.0)
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
@@ -74,7 +77,7 @@ def test_an_openai_named_tool_choice_forces_that_one_tool() -> None:
 
 
 def test_an_anthropic_message_becomes_one_call() -> None:
-    req = aw.MessagesRequest.model_validate(
+    req = ar.MessagesRequest.model_validate(
         {
             "model": "m",
             "max_tokens": 10,
@@ -98,7 +101,7 @@ def test_an_anthropic_message_becomes_one_call() -> None:
 
 
 def test_a_responses_request_becomes_one_call() -> None:
-    req = rw.ResponsesRequest.model_validate(
+    req = rr.ResponsesRequest.model_validate(
         {
             "model": "m",
             "input": "hi",
@@ -119,7 +122,7 @@ def test_a_responses_request_becomes_one_call() -> None:
 
 
 def test_an_ollama_chat_and_generate_become_calls() -> None:
-    req = ow.ChatRequest.model_validate(
+    req = orq.ChatRequest.model_validate(
         {
             "model": "m",
             "messages": [{"role": "user", "content": "hi"}],
@@ -133,7 +136,7 @@ def test_an_ollama_chat_and_generate_become_calls() -> None:
     assert call.tools == (ToolSpec("get_weather", None, {"type": "object", "properties": {}}),)
     assert not call.forced and call.template_kwargs == {"enable_thinking": False}
     assert call.params.max_tokens == 5 and call.params.temperature == 0.0
-    generate = ow.GenerateRequest.model_validate({"model": "m", "prompt": "hi", "think": True})
+    generate = orq.GenerateRequest.model_validate({"model": "m", "prompt": "hi", "think": True})
     params = ow.generation_params(generate, LIMITS)
     made = ow.generate_call(generate, HI, params)
     assert made == ChatCall(tuple(HI), params, (), {"enable_thinking": True})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.server.client_setups import setups, with_context
+from desktop.server._client_setups import setups, with_context
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 

@@ -28,9 +28,9 @@ from desktop.engine._loader import LoadedEngine, load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ModelSpec
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner
 from tests.benchmarks.bench_vs_llama_server import _words
 from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate
@@ -263,7 +263,7 @@ def test_an_anthropic_stream_pings_while_its_prompt_is_read(
     held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As Anthropic's API does, so a client or relay that drops idle connections keeps it."""
-    monkeypatch.setattr("desktop.server.pump.KEEPALIVE_S", 0.05)
+    monkeypatch.setattr("desktop.server._pump.KEEPALIVE_S", 0.05)
     body = {"model": MODEL, "messages": _ask("ping me"), "max_tokens": 4, "stream": True}
     with httpx.stream("POST", f"{held.root}/v1/messages", json=body, timeout=WAIT_S) as response:
         assert response.status_code == 200
@@ -283,7 +283,7 @@ def test_a_responses_stream_says_in_progress_while_its_prompt_is_read(
 ) -> None:
     """Codex drops a stream after minutes without an event (comments do not count): the
     Responses API repeats ``response.in_progress``, numbered in order with the answer."""
-    monkeypatch.setattr("desktop.server.pump.KEEPALIVE_S", 0.05)
+    monkeypatch.setattr("desktop.server._pump.KEEPALIVE_S", 0.05)
     body = {"model": MODEL, "input": "keep me", "max_output_tokens": 4, "stream": True}
     with httpx.stream("POST", f"{held.url}/responses", json=body, timeout=WAIT_S) as response:
         assert response.status_code == 200
@@ -311,7 +311,7 @@ def test_other_streams_send_no_keepalive(
     held: Held, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Chat completions have no such event: a chat stream's quiet spell stays quiet."""
-    monkeypatch.setattr("desktop.server.pump.KEEPALIVE_S", 0.01)
+    monkeypatch.setattr("desktop.server._pump.KEEPALIVE_S", 0.01)
     body = {"model": MODEL, "messages": _ask("no pings"), "max_tokens": 4, "stream": True}
     with httpx.stream(
         "POST", f"{held.url}/chat/completions", json=body, timeout=WAIT_S

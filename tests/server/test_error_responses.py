@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from desktop.server.error_responses import error_payload, error_response
+from desktop.server._error_responses import error_payload, error_response
 
 
 def test_each_protocol_gets_its_own_error_shape() -> None:

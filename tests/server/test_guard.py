@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from desktop.server.guard import known_routes, route_label
+from desktop.server._guard import known_routes, route_label
 
 
 def test_metrics_labels_are_the_documented_routes_and_nothing_a_client_invents() -> None:

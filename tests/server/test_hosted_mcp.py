@@ -17,9 +17,9 @@ import openai
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.server.asgi import services_for
-from desktop.server.mcp.hosted import hosted
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._mcp.hosted import hosted
+from desktop.server._runner import ServerRunner
 from desktop.tools._call_log import ToolAudit
 from desktop.tools._mcp_client import McpClients
 from desktop.tools._servers import McpPolicy, ServerList

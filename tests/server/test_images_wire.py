@@ -10,15 +10,15 @@ import pytest
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine._types import MEDIA_MARKER, Message
-from desktop.server import image_parts as im
-from desktop.server.protocols.anthropic import wire as aw
-from desktop.server.protocols.ollama import wire as ow
-from desktop.server.protocols.openai import schemas as s
-from desktop.server.protocols.openai import wire as oq
-from desktop.server.protocols.responses import wire as rw
+from desktop.server import _image_parts as im
+from desktop.server._protocols.ollama import requests as orq
+from desktop.server._protocols.ollama import translate as ow
+from desktop.server._protocols.openai import schemas as s
+from desktop.server._protocols.openai import translate as oq
 from tests.engine.test_images import picture
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url
+from tests.server import bodies
 
 PNG = png(2, 2)
 RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
@@ -93,7 +93,7 @@ def test_openai_refusals_name_the_part() -> None:
 
 
 def test_responses_input_image_takes_a_data_url_or_bare_base64() -> None:
-    [message] = rw.to_messages(
+    [message] = bodies.responses_messages(
         None,
         [
             {
@@ -113,13 +113,15 @@ def test_responses_input_image_takes_a_data_url_or_bare_base64() -> None:
         ({"image_url": "https://x.org/a.png"}, "not fetched"),
     ):
         with pytest.raises(InvalidRequest, match=says) as caught:
-            rw.to_messages(None, [{"role": "user", "content": [{"type": "input_image", **part}]}])
+            bodies.responses_messages(
+                None, [{"role": "user", "content": [{"type": "input_image", **part}]}]
+            )
         assert caught.value.param == "input.0.content.0.image_url"
 
 
 def test_anthropic_image_blocks_in_user_turns_and_tool_results() -> None:
     source = {"type": "base64", "media_type": "image/png", "data": b64(RED)}
-    messages = aw.to_messages(
+    messages = bodies.anthropic_messages(
         None,
         [
             {
@@ -159,7 +161,7 @@ def test_anthropic_image_blocks_in_user_turns_and_tool_results() -> None:
         [BLUE],
     )
     with pytest.raises(InvalidRequest, match="not fetched") as caught:
-        aw.to_messages(
+        bodies.anthropic_messages(
             None,
             [
                 {
@@ -172,7 +174,7 @@ def test_anthropic_image_blocks_in_user_turns_and_tool_results() -> None:
         )
     assert caught.value.param == "messages.0.content.0.source.url"
     with pytest.raises(InvalidRequest, match="source type 'file'"):
-        aw.to_messages(
+        bodies.anthropic_messages(
             None,
             [
                 {
@@ -184,21 +186,21 @@ def test_anthropic_image_blocks_in_user_turns_and_tool_results() -> None:
 
 
 def test_ollama_images_go_before_the_words_of_their_message() -> None:
-    [message] = ow.to_messages(
+    [message] = bodies.ollama_messages(
         [{"role": "user", "content": "Which colour?", "images": [b64(RED), b64(BLUE)]}]
     )
     assert message.content == f"{MEDIA_MARKER}{MEDIA_MARKER}\nWhich colour?"
     assert [i.data for i in message.images] == [RED, BLUE]
-    req = ow.GenerateRequest.model_validate(
+    req = orq.GenerateRequest.model_validate(
         {"model": "m", "prompt": "Describe it", "system": "Be brief.", "images": [b64(PNG)]}
     )
     system, user = ow.generate_messages(req)
     assert system.images == () and user.images[0].data == PNG
     assert user.content == f"{MEDIA_MARKER}\nDescribe it"
     with pytest.raises(InvalidRequest, match="user messages"):
-        ow.to_messages([{"role": "assistant", "content": "x", "images": [b64(PNG)]}])
+        bodies.ollama_messages([{"role": "assistant", "content": "x", "images": [b64(PNG)]}])
     with pytest.raises(InvalidRequest, match="list of base64"):
-        ow.to_messages([{"role": "user", "content": "x", "images": b64(PNG)}])
+        bodies.ollama_messages([{"role": "user", "content": "x", "images": b64(PNG)}])
 
 
 def test_a_model_that_cannot_see_is_named_and_never_sent_the_picture() -> None:
@@ -240,7 +242,7 @@ def test_a_tool_output_holding_a_picture_reaches_the_model_as_the_tools_images()
         "call_id": "c1",
         "output": [{"type": "input_image", "image_url": data_url(RED)}],
     }
-    messages = rw.to_messages(
+    messages = bodies.responses_messages(
         None, [{"role": "user", "content": "Look at chart.png"}, call, output]
     )
     tool = messages[-1]
@@ -250,4 +252,4 @@ def test_a_tool_output_holding_a_picture_reaches_the_model_as_the_tools_images()
     with pytest.raises(InvalidRequest, match="cannot see images"):
         im.check_images(messages, model="blind", sees=lambda _m: False)
     text_only = {**output, "output": [{"type": "input_text", "text": "no picture"}]}
-    assert rw.to_messages(None, [call, text_only])[-1].content == "no picture"
+    assert bodies.responses_messages(None, [call, text_only])[-1].content == "no picture"

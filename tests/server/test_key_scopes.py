@@ -19,11 +19,11 @@ from desktop.base.audit import AuditLog
 from desktop.base.config import ServerSettings
 from desktop.base.errors import InvalidRequest
 from desktop.root.context import AppContext, build_context
-from desktop.server.asgi import services_for
-from desktop.server.metrics import AccessRecord
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner
-from desktop.server.security import DAY_S, KeyNotFound, KeyStore, endpoint_of
+from desktop.server._asgi import services_for
+from desktop.server._metrics import AccessRecord
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner
+from desktop.server._security import DAY_S, KeyNotFound, KeyStore, endpoint_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

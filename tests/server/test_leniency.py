@@ -24,11 +24,12 @@ import pytest
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine._types import ChatCall, Delta, Message, Usage
-from desktop.server import leniency as lv
-from desktop.server.metrics import AccessRecord
-from desktop.server.protocols.anthropic.events import stop_fields
-from desktop.server.protocols.responses import output as ro
-from desktop.server.protocols.responses import wire as rw
+from desktop.server import _leniency as lv
+from desktop.server._metrics import AccessRecord
+from desktop.server._protocols.anthropic.events import stop_fields
+from desktop.server._protocols.responses import output as ro
+from desktop.server._protocols.responses import requests as rr
+from tests.server import bodies
 from tests.server.conftest import Served, serve
 
 WEATHER = {
@@ -99,7 +100,7 @@ def test_an_answer_cut_by_the_context_is_told_from_one_cut_by_the_limit() -> Non
     assert lv.ended_by_context(_final("length", 12), 8192)
     assert not lv.ended_by_context(_final("length", 8192), 8192)
     assert not lv.ended_by_context(_final("stop", 12), 8192)
-    req = rw.ResponsesRequest(model="m", input="hi")
+    req = rr.ResponsesRequest(model="m", input="hi")
     ids = ro.Ids("resp_1")
     by_context = ro.response_object(
         req, ids=ids, created_at=0, status="completed", output=[], stop="length", by_context=True
@@ -362,11 +363,12 @@ def test_claude_code_shaped_system_messages_reach_the_prompt(
         "model_context_window_exceeded",
     )
     # The prompt the model read holds the reminder, and counting agrees it was added.
-    from desktop.server.protocols.anthropic import wire as aw
 
     prompt = server.scheduler.with_engine(
         "tiny-chat",
-        lambda e: e.render(ChatCall.of(aw.to_messages("You are Claude Code.", messages))),
+        lambda e: e.render(
+            ChatCall.of(bodies.anthropic_messages("You are Claude Code.", messages))
+        ),
     )
     assert SECRET in prompt
     without = [m for m in messages if m["role"] != "system"]

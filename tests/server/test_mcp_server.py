@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from desktop.base.config import NoPolicy, ServerSettings
 from desktop.engine._types import EngineStats
 from desktop.root.context import AppContext, build_context
-from desktop.server.runner import ServerRunner
+from desktop.server._runner import ServerRunner
 from desktop.tools._mcp_client import McpClients
 from desktop.tools._servers import ServerConfig
 from desktop.tools._types import ToolError

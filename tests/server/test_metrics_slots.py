@@ -10,7 +10,7 @@ import httpx
 
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
-from desktop.server.metrics import Metrics, gauges_from
+from desktop.server._metrics import Metrics, gauges_from
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 from tests.server.conftest import Served
 

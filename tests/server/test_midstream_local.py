@@ -22,9 +22,9 @@ from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import Delta, ModelSpec
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner
 
 HI = [{"role": "user", "content": "hello world"}]
 FAULT = "the model was unloaded; send the request again"

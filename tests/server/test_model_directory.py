@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.root.context import build_context
-from desktop.server.model_directory import ResolverDirectory
+from desktop.server._model_directory import ResolverDirectory
 
 
 def test_the_directory_lists_what_can_be_served_and_never_a_file_path(

@@ -167,11 +167,11 @@ def test_stream_lines_carry_thinking_then_words_then_calls() -> None:
 
     from desktop.engine._prompting.toolcalls import gate_calls
     from desktop.engine._types import ChatCall, Delta, Message, ToolSpec, Usage
-    from desktop.server.answer import answer_pieces
-    from desktop.server.asgi import RequestInfo
-    from desktop.server.generation import answer_stream
-    from desktop.server.protocols.ollama.routes import OllamaAnswer
-    from desktop.server.pump import TimedStream
+    from desktop.server._answer import answer_pieces
+    from desktop.server._asgi import RequestInfo
+    from desktop.server._generation import answer_stream
+    from desktop.server._protocols.ollama.routes import OllamaAnswer
+    from desktop.server._pump import TimedStream
 
     generated = [
         Delta(reasoning="let me see"),

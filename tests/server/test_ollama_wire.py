@@ -9,14 +9,17 @@ import pytest
 
 from desktop.base.errors import InvalidRequest
 from desktop.engine._types import Delta, Timings, Usage
-from desktop.server import request_parts
-from desktop.server.protocols.ollama import wire as ow
+from desktop.server import _request_parts as request_parts
+from desktop.server._protocols.ollama import replies as oreplies
+from desktop.server._protocols.ollama import requests as orq
+from desktop.server._protocols.ollama import translate as ow
+from tests.server import bodies
 
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 
-def _chat(**fields: Any) -> ow.ChatRequest:
-    return ow.ChatRequest.model_validate({"model": "m", **fields})
+def _chat(**fields: Any) -> orq.ChatRequest:
+    return orq.ChatRequest.model_validate({"model": "m", **fields})
 
 
 def test_options_map_onto_sampling_with_ollamas_defaults() -> None:
@@ -87,7 +90,7 @@ def test_keep_alive_durations() -> None:
 
 
 def test_messages_tool_calls_and_results_are_paired() -> None:
-    messages = ow.to_messages(
+    messages = bodies.ollama_messages(
         [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Weather and time?"},
@@ -112,7 +115,7 @@ def test_messages_tool_calls_and_results_are_paired() -> None:
         ("tool", "get_weather", assistant.tool_calls[0].id),
     ]
     with pytest.raises(InvalidRequest) as caught:
-        ow.to_messages([{"role": "user", "content": "x", "images": ["aGk="]}])  # "hi"
+        bodies.ollama_messages([{"role": "user", "content": "x", "images": ["aGk="]}])  # "hi"
     assert caught.value.param == "messages.0.images.0"
     assert "not a picture" in caught.value.message
 
@@ -125,11 +128,11 @@ def test_generate_refusals_and_model_names() -> None:
         ({"images": ["x"], "suffix": "}"}, "images"),
     ):
         with pytest.raises(InvalidRequest) as caught:
-            ow.refuse_generate(ow.GenerateRequest.model_validate({"model": "m", **fields}))
+            ow.refuse_generate(orq.GenerateRequest.model_validate({"model": "m", **fields}))
         assert caught.value.param == param
     # The zero value of a Go client's Suffix is no suffix, as in Ollama: a templated
     # completion that may carry pictures, not fill-in-the-middle.
-    empty = ow.GenerateRequest.model_validate(
+    empty = orq.GenerateRequest.model_validate(
         {"model": "m", "prompt": "Describe", "suffix": "", "images": ["x"]}
     )
     assert empty.suffix is None
@@ -144,8 +147,8 @@ def test_final_line_counts_and_nanosecond_durations() -> None:
         usage=Usage(12, 5),
         timings=Timings(load_s=0.5, prompt_s=0.25, generation_s=1.0),
     )
-    assert ow.done_reason(final) == "length"
-    assert ow.stats(final) == {
+    assert oreplies.done_reason(final) == "length"
+    assert oreplies.stats(final) == {
         "total_duration": 1_750_000_000,
         "load_duration": 500_000_000,
         "prompt_eval_count": 12,
@@ -153,7 +156,7 @@ def test_final_line_counts_and_nanosecond_durations() -> None:
         "eval_count": 5,
         "eval_duration": 1_000_000_000,
     }
-    assert ow.line({"a": "é"}) == '{"a": "é"}\n'.encode()
+    assert oreplies.line({"a": "é"}) == '{"a": "é"}\n'.encode()
 
 
 def test_listing_and_show_from_header_facts() -> None:
@@ -170,17 +173,17 @@ def test_listing_and_show_from_header_facts() -> None:
         "reasoning": False,
         "modified": 0.0,
     }
-    listed = ow.describe("tiny", facts)
+    listed = oreplies.describe("tiny", facts)
     assert (
         listed["name"],
         listed["size"],
         listed["details"]["parameter_size"],
         listed["details"]["quantization_level"],
     ) == ("tiny", 1234, "270M", "Q4_K_M")
-    shown = ow.show("tiny", facts)
+    shown = oreplies.show("tiny", facts)
     assert shown["capabilities"] == ["completion", "tools"]
     assert shown["model_info"]["llama.context_length"] == 2048
-    assert ow.show("e", {**facts, "kind": "embedding"})["capabilities"] == ["embedding"]
+    assert oreplies.show("e", {**facts, "kind": "embedding"})["capabilities"] == ["embedding"]
 
 
 def test_think_is_the_thinking_switch() -> None:

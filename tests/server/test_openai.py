@@ -11,11 +11,11 @@ import pytest
 from desktop.base.errors import InvalidRequest
 from desktop.engine._prompting.toolcalls import StreamGate, parse_tool_calls
 from desktop.engine._types import ChatCall, Delta, TokenLogprob, ToolCall, ToolSpec, Usage
-from desktop.server import request_parts
-from desktop.server.answer import finish_reason
-from desktop.server.protocols.openai import events as oa
-from desktop.server.protocols.openai import schemas as s
-from desktop.server.protocols.openai import wire as oq
+from desktop.server import _request_parts as request_parts
+from desktop.server._answer import finish_reason
+from desktop.server._protocols.openai import events as oa
+from desktop.server._protocols.openai import schemas as s
+from desktop.server._protocols.openai import translate as oq
 
 WEATHER = {
     "type": "function",

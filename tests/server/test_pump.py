@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from desktop.server.pump import Pump
+from desktop.server._pump import Pump
 
 
 async def _all(pump: Pump, delay_s: float = 0.0) -> list[bytes]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.server.protocols.openai.events import relevance
-from desktop.server.protocols.openai.wire import MAX_RERANK_DOCUMENTS
+from desktop.server._protocols.openai.events import relevance
+from desktop.server._protocols.openai.translate import MAX_RERANK_DOCUMENTS
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 

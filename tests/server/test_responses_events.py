@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.engine._types import Delta, ToolCall, Usage
-from desktop.server.answer import Ending, answer_pieces
-from desktop.server.protocols.responses import output as ro
-from desktop.server.protocols.responses import wire as rw
-from desktop.server.protocols.responses.events import ResponseEvents
+from desktop.server._answer import Ending, answer_pieces
+from desktop.server._protocols.responses import output as ro
+from desktop.server._protocols.responses import requests as rr
+from desktop.server._protocols.responses import translate as rw
+from desktop.server._protocols.responses.events import ResponseEvents
 from tests.server.conftest import named_events
 
 
-def _req(**fields: Any) -> rw.ResponsesRequest:
-    return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
+def _req(**fields: Any) -> rr.ResponsesRequest:
+    return rr.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
 
 
 def test_stream_events_are_numbered_in_the_documented_order() -> None:

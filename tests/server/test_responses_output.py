@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.engine._types import ToolCall, Usage
-from desktop.server.protocols.responses import output as ro
-from desktop.server.protocols.responses import wire as rw
+from desktop.server._protocols.responses import output as ro
+from desktop.server._protocols.responses import requests as rr
+from desktop.server._protocols.responses import translate as rw
 from tests.fixtures.codex_tools import GITHUB, WEATHER
 
 
-def _req(**fields: Any) -> rw.ResponsesRequest:
-    return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
+def _req(**fields: Any) -> rr.ResponsesRequest:
+    return rr.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
 
 
 def test_whole_response_items_status_and_usage() -> None:

@@ -8,16 +8,18 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import InvalidRequest
-from desktop.server import request_parts
-from desktop.server.protocols.responses import wire as rw
-from desktop.server.protocols.responses.namespaces import Namespaced
+from desktop.server import _request_parts as request_parts
+from desktop.server._protocols.responses import requests as rr
+from desktop.server._protocols.responses import translate as rw
+from desktop.server._protocols.responses.namespaces import Namespaced
 from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
+from tests.server import bodies
 
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 
-def _req(**fields: Any) -> rw.ResponsesRequest:
-    return rw.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
+def _req(**fields: Any) -> rr.ResponsesRequest:
+    return rr.ResponsesRequest.model_validate({"model": "m", "input": "hi", **fields})
 
 
 def test_items_become_the_conversation_with_calls_results_and_reasoning() -> None:
@@ -52,7 +54,7 @@ def test_items_become_the_conversation_with_calls_results_and_reasoning() -> Non
             "content": [{"type": "output_text", "text": "Rain in Oslo."}],
         },
     ]
-    messages = rw.to_messages("You are helpful.", items)
+    messages = bodies.responses_messages("You are helpful.", items)
     assert [(m.role, m.content) for m in messages] == [
         ("system", "You are helpful."),
         ("system", "be brief"),
@@ -89,7 +91,7 @@ def test_items_become_the_conversation_with_calls_results_and_reasoning() -> Non
 )
 def test_bad_items_are_refused_naming_where(items: list[Any], param: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
-        rw.to_messages(None, items)
+        bodies.responses_messages(None, items)
     assert caught.value.param == param
 
 
@@ -175,7 +177,7 @@ def test_namespace_tools_reach_the_engine_as_function_tools() -> None:
     assert spaces.split("mcp__github__create_issue") == ("mcp__github__", "create_issue")
     # Only what is not a function (web_search; custom inside a namespace) is left out.
     assert [h.kind for h in rw.left_out_tools(flat)] == ["web_search", "custom"]
-    assert req.tools is not None and req.tools[1] == GITHUB  # the echoed request is as sent
+    assert req.tools is not None and rr.dumped(req.tools[1]) == GITHUB  # echoed as sent
     # Nothing to flatten: the very same request, and an empty map.
     plain = _req(tools=[WEATHER])
     assert rw.flatten_namespaces(plain) == (plain, Namespaced())
@@ -215,8 +217,26 @@ def test_a_namespaced_call_sent_back_reaches_the_model_by_its_flat_name() -> Non
         call,
         {"type": "function_call_output", "call_id": "call_1", "output": "#12"},
     ]
-    messages = rw.to_messages(None, history, spaces)
+    messages = bodies.responses_messages(None, history, spaces)
     assert messages[1].tool_calls[0].name == "mcp__github__create_issue"
     assert messages[2].name == "mcp__github__create_issue"
     # Without the map (a later request that no longer offers the tool): Codex's flat name.
-    assert rw.to_messages(None, history)[1].tool_calls[0].name == "mcp__github__create_issue"
+    assert (
+        bodies.responses_messages(None, history)[1].tool_calls[0].name
+        == "mcp__github__create_issue"
+    )
+
+
+def test_items_are_kept_exactly_as_sent_and_a_bad_part_is_named() -> None:
+    sent = [
+        {"role": "user", "content": "hi", "vendor_field": {"x": 1}},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "id": "fc_1"},
+    ]
+    req = _req(input=sent)
+    assert isinstance(req.input, list)
+    assert [rr.dumped(item) for item in req.input] == sent  # stored and echoed as sent
+    with pytest.raises(InvalidRequest) as caught:
+        bodies.responses_messages(
+            None, [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]
+        )
+    assert caught.value.param == "input.0.content.0.text"

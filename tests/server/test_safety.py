@@ -11,9 +11,9 @@ import pytest
 
 from desktop.base.config import ServerSettings
 from desktop.base.errors import ConfigError
-from desktop.server.asgi import create_app, services_for
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.security import KeyStore
+from desktop.server._asgi import create_app, services_for
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._security import KeyStore
 from tests.conftest import wait_until
 from tests.server.conftest import Served, serve
 

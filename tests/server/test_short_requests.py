@@ -17,10 +17,10 @@ from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.embeddings import MAX_INPUT_TOKENS
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.runner import ServerRunner, key_store
+from desktop.server._asgi import services_for
+from desktop.server._embeddings import MAX_INPUT_TOKENS
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._runner import ServerRunner, key_store
 
 # The engine calls a worker answers with a round trip each.
 WATCHED = {

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from desktop.engine._types import TokenLogprob, Usage
-from desktop.server.protocols.openai import events as oa
-from desktop.server.protocols.openai import sse
-from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents
+from desktop.server._protocols.openai import events as oa
+from desktop.server._protocols.openai import sse
+from desktop.server._protocols.openai.sse import ChatEvents, CompletionEvents
 
 TEXTS = [
     "",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop.server.strict_json import INT_MAX, INT_MIN, strict_loads
+from desktop.server._strict_json import INT_MAX, INT_MIN, strict_loads
 
 
 def refusal(body: bytes) -> str:

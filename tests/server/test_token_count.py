@@ -23,12 +23,12 @@ from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, Message
 from desktop.root.context import build_context
-from desktop.server.asgi import services_for
-from desktop.server.metrics import AccessLog, AccessRecord
-from desktop.server.model_directory import ResolverDirectory
-from desktop.server.protocols.anthropic.routes import MAX_COUNT_CHARS
-from desktop.server.runner import ServerRunner, key_store
-from desktop.server.token_count import PIECE_CHARS, count_prompt_tokens, prompt_pieces
+from desktop.server._asgi import services_for
+from desktop.server._metrics import AccessLog, AccessRecord
+from desktop.server._model_directory import ResolverDirectory
+from desktop.server._protocols.anthropic.routes import MAX_COUNT_CHARS
+from desktop.server._runner import ServerRunner, key_store
+from desktop.server._token_count import PIECE_CHARS, count_prompt_tokens, prompt_pieces
 from tests.conftest import wait_until
 
 COUNT = "/v1/messages/count_tokens"

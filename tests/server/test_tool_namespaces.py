@@ -5,12 +5,30 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from desktop.server.protocols.responses.namespaces import Namespaced, flat_name, flatten_namespaces
+from desktop.server._protocols.responses import namespaces
+from desktop.server._protocols.responses.namespaces import Flattened, Namespaced, flat_name
+from desktop.server._protocols.responses.requests import ResponsesRequest, Tool, dumped
 from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
 
 
-def _functions(tools: list[dict[str, Any]] | None) -> list[str]:
-    return [t["name"] for t in tools or [] if t.get("type") == "function"]
+def _typed(tools: list[Any] | None, choice: Any = None) -> ResponsesRequest:
+    return ResponsesRequest.model_validate(
+        {"model": "m", "input": "x", "tools": tools, "tool_choice": choice}
+    )
+
+
+def flatten_namespaces(tools: list[Any] | None, choice: Any) -> Flattened:
+    """The flattening of the tools and choice a request sends (as the route reads them)."""
+    req = _typed(tools, choice)
+    return namespaces.flatten_namespaces(req.tools, req.tool_choice)
+
+
+def _json(tools: list[Tool] | None) -> list[dict[str, Any]]:
+    return [dumped(t) for t in tools or []]
+
+
+def _functions(tools: list[Tool] | None) -> list[str]:
+    return [t["name"] for t in _json(tools) if t.get("type") == "function"]
 
 
 def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> None:
@@ -26,9 +44,9 @@ def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> N
         "get_weather",
         "multi_agent_v1__close_agent",
     ]
-    assert flat.tools is not None and flat.tools[1]["description"] == "File one"
+    assert _json(flat.tools)[1]["description"] == "File one"
     # What is not a function (web_search; custom inside a namespace) stays, to be left out.
-    others = [t["type"] for t in flat.tools if t["type"] != "function"]
+    others = [t["type"] for t in _json(flat.tools) if t["type"] != "function"]
     assert others == ["web_search", "custom"]
     assert flat.tool_choice == "auto"
     assert flat.spaces.split("multi_agent_v1__close_agent_2") == ("multi_agent_v1", "close_agent")
@@ -37,10 +55,9 @@ def test_namespace_tools_are_flattened_into_function_tools_the_model_sees() -> N
 
 
 def test_without_a_namespace_the_very_same_tools_come_back() -> None:
-    tools = [WEATHER]
-    choice = {"type": "function", "name": "get_weather"}
-    flat = flatten_namespaces(tools, choice)
-    assert flat.tools is tools and flat.tool_choice is choice
+    req = _typed([WEATHER], {"type": "function", "name": "get_weather"})
+    flat = namespaces.flatten_namespaces(req.tools, req.tool_choice)
+    assert flat.tools is req.tools and flat.tool_choice is req.tool_choice
     assert flat.spaces == Namespaced()
     assert flatten_namespaces(None, None).tools is None
 
@@ -52,7 +69,12 @@ def test_odd_namespaces_are_left_whole_not_a_crash() -> None:
         {"type": "namespace", "name": "y", "tools": [7, {"type": "function"}]},
     ]
     flat = flatten_namespaces(odd, None)
-    assert flat.tools == odd and not flat.spaces.flat
+    assert _json(flat.tools) == odd and not flat.spaces.flat
+
+
+def _chosen(flat: Flattened) -> object:
+    choice = flat.tool_choice
+    return choice if isinstance(choice, str) or choice is None else dumped(choice)
 
 
 def test_a_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
@@ -62,13 +84,13 @@ def test_a_choice_of_a_namespaced_tool_names_its_flat_tool() -> None:
         {"type": "function", "name": "multi_agent_v1__close_agent"},
     ):
         flat = flatten_namespaces([GITHUB, AGENTS], choice)
-        assert flat.tool_choice == {"type": "function", "name": "multi_agent_v1__close_agent"}
+        assert _chosen(flat) == {"type": "function", "name": "multi_agent_v1__close_agent"}
     # In two namespaces and no namespace given: ambiguous, so left as sent (the route's 400).
     ambiguous = {"type": "function", "name": "create_issue"}
-    assert flatten_namespaces([GITHUB, AGENTS], ambiguous).tool_choice == ambiguous
+    assert _chosen(flatten_namespaces([GITHUB, AGENTS], ambiguous)) == ambiguous
     # A top-level function of that name is the one named; other choices pass through.
     own = {"type": "function", "name": "create_issue", "parameters": {}}
-    assert flatten_namespaces([GITHUB, own], ambiguous).tool_choice == ambiguous
+    assert _chosen(flatten_namespaces([GITHUB, own], ambiguous)) == ambiguous
     assert flatten_namespaces([GITHUB], "required").tool_choice == "required"
 
 

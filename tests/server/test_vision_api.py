@@ -18,8 +18,8 @@ import pytest
 from desktop.base.config import ServerSettings
 from desktop.base.errors import VisionUnsupported
 from desktop.engine._types import MEDIA_MARKER, ChatCall, Message
-from desktop.server.asgi import services_for
-from desktop.server.runner import ServerRunner
+from desktop.server._asgi import services_for
+from desktop.server._runner import ServerRunner
 from tests.chat.scripted import Scripted
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url
@@ -301,7 +301,7 @@ def test_anthropic_count_tokens_counts_a_pictures_tokens(
     from desktop.engine._llama import LlamaEngine
     from desktop.engine._native import LoadOptions
     from desktop.engine._types import GenerationParams
-    from desktop.server.protocols.anthropic.routes import prompt_token_count
+    from desktop.server._protocols.anthropic.routes import prompt_token_count
 
     def chat(*messages: Message) -> ChatCall:
         return ChatCall(messages, GenerationParams(max_tokens=1, temperature=0))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.server.usage import client_of
+from desktop.server._usage import client_of
 from desktop.store._db import applied_migrations, migrate, open_database
 from desktop.store._migrations import MIGRATIONS
 from desktop.store._usage import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.server.metrics import AccessRecord
+from desktop.server._metrics import AccessRecord
 from desktop.ui.server.request_list import log_line
 
 pytestmark = pytest.mark.qt

@@ -95,7 +95,7 @@ def test_a_key_made_and_edited_in_the_window_is_scoped(qtbot) -> None:  # type: 
 def test_the_policy_caps_a_window_keys_expiry(qtbot) -> None:  # type: ignore[no-untyped-def]
     from desktop.base.config import NoPolicy
     from desktop.root.context import build_context
-    from desktop.server.security import DAY_S
+    from desktop.server._security import DAY_S
 
     ctx = build_context(policy=NoPolicy(), cli_settings={"server.max_key_lifetime_days": 7})
     win = MainWindow(ctx)

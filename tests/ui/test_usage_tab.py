@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from desktop.base.config import NoPolicy
 from desktop.policy._sources import MachinePolicy
 from desktop.root.context import AppContext, build_context
-from desktop.server.metrics import AccessRecord
+from desktop.server._metrics import AccessRecord
 from desktop.store._usage import UsageRow
 from desktop.ui.common.look import apply_theme, install_translator
 from desktop.ui.server.request_list import log_line, relative_time

@@ -68,7 +68,7 @@ def test_the_server_screen_copies_snippets_and_shows_a_new_key_once(
 ) -> None:
     from PySide6.QtGui import QGuiApplication
 
-    from desktop.server.client_setups import KEY
+    from desktop.server._client_setups import KEY
 
     panel = window.server
     window.show_page("server")

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.server.security import KeyInfo, KeyScope
+from desktop.server import KeyInfo, KeyScope
 
 MINUTE, HOUR, DAY = 60, 3600, 86400
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.server.security import DAY_S, ENDPOINTS, KeyScope
+from desktop.server import DAY_S, ENDPOINTS, KeyScope
 
 NO_LIMIT_DAYS = 3650  # the spin box's ceiling when no policy caps a key's life
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QWidget
 
-from desktop.server.metrics import AccessRecord
+from desktop.server import AccessRecord
 
 LOG_LINES = 500  # the live list keeps the last requests only; the file keeps them all
 RETIME_MS = 30_000

@@ -26,9 +26,12 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.resolve import looks_like_path
-from desktop.server.client_setups import KEY, MODEL, python_openai, setups, with_context
-from desktop.server.metrics import AccessRecord
-from desktop.server.security import KeyInfo, KeyStore
+from desktop.server import SETUP_KEY as KEY
+from desktop.server import SETUP_MODEL as MODEL
+from desktop.server import AccessRecord, KeyInfo, KeyStore
+from desktop.server import client_setups as setups
+from desktop.server import python_openai_setup as python_openai
+from desktop.server import setup_with_context as with_context
 from desktop.ui.common.clipboard import copy_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
