@@ -217,3 +217,33 @@ def test_a_sliding_window_model_is_planned_with_window_sized_layers(
         tmp_path, hardware=tight, settings=EngineSettings(parallel=4, cache_type="f16")
     ).fit(gemma)
     assert sized.context_length == 32768 and sized.runs
+
+
+@pytest.mark.parametrize(
+    ("ram_gib", "cache_mib"),
+    [(2, 64), (4, 128), (8, 256), (16, 512), (24, 768), (64, 2048), (512, 2048)],
+)
+def test_the_ram_state_cache_is_sized_to_the_machine(
+    tmp_path: Path, tiny_chat: Path, ram_gib: int, cache_mib: int
+) -> None:
+    # 1/32 of the RAM, at least 64 MiB and at most 2 GiB: a 4 GiB laptop does not keep
+    # 512 MiB of pushed-out conversations (swap), a workstation keeps long agent sessions.
+    machine = Hardware(
+        ram_total_bytes=ram_gib * GIB, ram_available_bytes=ram_gib * GIB // 2, cpu_count=4
+    )
+    plan = _resolver(tmp_path, hardware=machine)(str(tiny_chat)).local
+    assert plan is not None
+    assert plan.state_cache_bytes == cache_mib * 1024 * 1024
+
+
+def test_the_state_cache_setting_overrides_the_machine_sized_budget(
+    tmp_path: Path, tiny_chat: Path
+) -> None:
+    small = Hardware(ram_total_bytes=4 * GIB, ram_available_bytes=2 * GIB, cpu_count=2)
+    for mib, expected in ((1536, 1536 * 1024 * 1024), (0, 0)):  # 0: no RAM state cache
+        settings = EngineSettings(state_cache_mb=mib)
+        plan = _resolver(tmp_path, settings=settings, hardware=small)(str(tiny_chat)).local
+        assert plan is not None
+        assert plan.state_cache_bytes == expected
+    with pytest.raises(ValueError, match="state_cache_mb"):
+        EngineSettings(state_cache_mb=-1)

@@ -223,6 +223,14 @@ class EngineSettings(_Section):
         "cache folder), so an agent session resumes without re-reading its "
         "prompt; 0: off",
     )
+    state_cache_mb: int | None = Field(
+        default=None,
+        ge=0,
+        le=1_048_576,
+        description="RAM each loaded chat model keeps for conversations pushed out of its "
+        "slots, so a conversation that comes back is not read again; unset: 1/32 of this "
+        "machine's RAM, at least 64 MiB and at most 2 GiB; 0: off",
+    )
     worker_process: bool = Field(
         default=True,
         description="Run each loaded model in a worker process of its own, so that a "

@@ -11,7 +11,15 @@ from __future__ import annotations
 import psutil
 
 DEFAULT_PARALLEL = 4  # slots per chat model, as llama-server's default
-DEFAULT_STATE_CACHE_BYTES = 512 * 1024 * 1024  # RAM for conversations pushed out of the slots
+# RAM for conversations pushed out of the slots, where the machine is not known (a plan
+# the resolver made sizes it with ``state_cache_bytes``: 512 MiB is its 16 GiB figure).
+DEFAULT_STATE_CACHE_BYTES = 512 * 1024 * 1024
+# The RAM state cache's share of the machine's memory, and its floor and cap: a model
+# loaded on a 4 GiB machine does not grow 512 MiB of saved conversations into swap, and
+# one on a 64 GiB machine keeps long agent sessions of a 9B model (~80 KiB a token).
+STATE_CACHE_RAM_FRACTION = 1 / 32
+STATE_CACHE_MIN_BYTES = 64 * 1024 * 1024
+STATE_CACHE_MAX_BYTES = 2 * 1024 * 1024 * 1024
 KEEP_ALIVE_S = 600.0  # an idle model stays loaded this long, then its memory is freed
 MAX_LOADED_MODELS = 2  # models resident at once before the least recently used one goes
 QUEUE_MAX = 16  # requests that may wait for a slot before the server answers 429
@@ -24,6 +32,13 @@ RANK_POOLING = 4
 # the libraries they load), counted in its fit; tests/benchmarks/bench_worker.py prints
 # the measured figure ("worker base") to check it against.
 WORKER_PROCESS_BYTES = 110 * 1024 * 1024
+
+
+def state_cache_bytes(ram_total_bytes: int) -> int:
+    """The RAM state cache's budget on a machine with ``ram_total_bytes`` of memory:
+    ``STATE_CACHE_RAM_FRACTION`` of it, within the floor and the cap."""
+    share = int(ram_total_bytes * STATE_CACHE_RAM_FRACTION)
+    return max(STATE_CACHE_MIN_BYTES, min(STATE_CACHE_MAX_BYTES, share))
 
 
 def physical_cores() -> int:

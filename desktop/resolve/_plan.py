@@ -10,7 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from desktop.base.config import EngineSettings, Paths
-from desktop.base.defaults import RANK_POOLING, WORKER_PROCESS_BYTES, physical_cores
+from desktop.base.defaults import (
+    RANK_POOLING,
+    WORKER_PROCESS_BYTES,
+    physical_cores,
+    state_cache_bytes,
+)
 from desktop.base.errors import InvalidRequest, ModelFileError
 from desktop.catalog import Fit, GGUFInfo, Hardware, ModelEntry, fit_model
 from desktop.engine import LocalPlan, ModelKind, ModelSpec
@@ -76,6 +81,14 @@ def lookup_tokens(info: GGUFInfo, settings: EngineSettings) -> int:
     if settings.prompt_lookup_tokens is not None:
         return settings.prompt_lookup_tokens
     return LOOKUP_BY_FAMILY.get(info.architecture, 0)
+
+
+def ram_state_cache(hardware: Hardware, settings: EngineSettings) -> int:
+    """Bytes of RAM a model keeps for conversations pushed out of its slots:
+    ``engine.state_cache_mb`` when set, else sized to this machine's memory."""
+    if settings.state_cache_mb is not None:
+        return settings.state_cache_mb * 1024 * 1024
+    return state_cache_bytes(hardware.ram_total_bytes)
 
 
 def kind_of(info: GGUFInfo) -> ModelKind:
@@ -154,6 +167,7 @@ def plan_model(
             parallel=planned.parallel,
             batch_threads=settings.batch_threads or threads,
             cache_type="q8_0" if planned.cache_type == "q8_0" else "f16",
+            state_cache_bytes=ram_state_cache(hardware, settings),
             prompt_cache_dir=paths.prompt_cache_dir,
             prompt_cache_disk_bytes=settings.prompt_cache_disk_mb * 1024 * 1024,
             lookup_draft=lookup_tokens(info, settings),

@@ -43,7 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -129,16 +129,19 @@ def llama_server(
     work: Path,
     slots: int | None = 4,
     pids: dict[str, int] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Iterator[tuple[str, str]]:
     """llama-server at its defaults with ``slots`` slots (None: not set, its own default:
-    as many as it picks, one unified KV cache); yields (base URL, model name). Its
-    process id goes into ``pids["pid"]``, for ``peak_rss_bytes``."""
+    as many as it picks, one unified KV cache) and ``extra_args`` (``--embeddings``);
+    yields (base URL, model name). Its process id goes into ``pids["pid"]``, for
+    ``peak_rss_bytes``."""
     port = free_port()
     links = work / "libs"
     links.mkdir()
     env = {**os.environ, "LD_LIBRARY_PATH": library_links(binary, links)}
     cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["-np", str(slots)] if slots is not None else []
+    cmd += list(extra_args)
     with running(cmd, env=env, log=work / "llama-server.log", grace_s=20) as proc:
         if pids is not None:
             pids["pid"] = proc.pid
@@ -154,10 +157,12 @@ def edgedesk_server(
     src: Path,
     pids: dict[str, int] | None = None,
     extra_env: dict[str, str] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Iterator[tuple[str, str]]:
     """`edgedesk serve --model` at its defaults (own EDGEDESK_HOME), run from the checkout
-    ``src`` (its ``desktop`` package), with ``extra_env`` set; yields (URL, model id). Its
-    process id goes into ``pids["pid"]``, for ``peak_rss_bytes``."""
+    ``src`` (its ``desktop`` package), with ``extra_env`` set and ``extra_args`` (another
+    ``--model``); yields (URL, model id). Its process id goes into ``pids["pid"]``, for
+    ``peak_rss_bytes``."""
     port = free_port()
     env = {
         **os.environ,
@@ -175,6 +180,7 @@ def edgedesk_server(
         "--port",
         str(port),
         "--no-auth",
+        *extra_args,
     ]
     with running(cmd, env=env, log=work / "edgedesk.log", cwd=src, grace_s=20) as proc:
         if pids is not None:

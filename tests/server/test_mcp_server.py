@@ -600,3 +600,21 @@ def test_slash_mcp_hands_out_no_passage_whose_folder_became_a_link(
     folder.rename(folder.with_name("handbook-before"))
     folder.symlink_to(private, target_is_directory=True)
     anyio.run(after)
+
+
+def test_the_mcp_sdk_is_imported_by_the_first_mcp_request_not_by_the_server() -> None:
+    # The SDK is ~24 MiB of the app's memory (issue 47): a server that no MCP client
+    # talks to never loads it. (The tests above prove /mcp works once asked.)
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from desktop.server._mcp.documents_server import McpEndpoint\n"
+        "endpoint = McpEndpoint(None)\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.strip() == "[]", done.stderr[-2000:]

@@ -19,7 +19,8 @@ the engine never reads a keyring) the files are sealed with AES-256-GCM (``EDKV2
 tokens and the state each under their own nonce, so listing decrypts only the tokens,
 and the name is a keyed hash, so it confirms no guessed prompt. A file in the other
 format (plaintext left from before encryption, or sealed under a key that is gone) is
-deleted when it is listed: it is never read.
+deleted when it is listed: it is never read. ``cryptography`` is imported only then (a
+cache with a ``disk_key``), not by every worker that loads a model.
 """
 
 from __future__ import annotations
@@ -36,11 +37,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.hashes import SHA256
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from desktop.engine._batching.slots import common_prefix
 from desktop.engine._llama_cpp import llama_cpp
@@ -343,6 +339,11 @@ class _Seal:
     """``EDKV2``: tokens and state sealed with AES-256-GCM under the derived ``key``."""
 
     def __init__(self, key: bytes) -> None:
+        # Imported here, not with the module: only a sealed cache needs cryptography.
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._invalid = InvalidTag
         self._aead = AESGCM(_subkey(key, b"edgedesk prompt cache EDKV2 seal"))
         self._name_key = _subkey(key, b"edgedesk prompt cache EDKV2 names")
 
@@ -373,7 +374,7 @@ class _Seal:
             return None
         try:
             body = self._aead.decrypt(nonce, sealed, _SEALED)
-        except InvalidTag:
+        except self._invalid:
             return None
         count = len(body) // 4
         if len(body) % 4 or count < MIN_SAVED_TOKENS:
@@ -399,12 +400,15 @@ class _Seal:
                 raw[start + _NONCE :],
                 _SEALED + hashlib.sha256(body).digest(),
             )
-        except InvalidTag:
+        except self._invalid:
             return None
         return _as_buffer(state)
 
 
 def _subkey(key: bytes, purpose: bytes) -> bytes:
+    from cryptography.hazmat.primitives.hashes import SHA256
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=SHA256(), length=32, salt=None, info=purpose).derive(key)
 
 

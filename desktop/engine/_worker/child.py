@@ -11,15 +11,25 @@ heartbeat, ``Ping``, at once: it never waits on llama.cpp, so a worker that stop
 answering is stopped or stuck as a whole); the model loads on a thread of its own, and
 each call runs on a thread of its own (the engine's methods are thread-safe), writing
 its answers through the channel's lock.
+
+Memory: until its ``Open`` comes the worker has imported only the wire (msgspec) and
+the errors; the engine, llama_cpp and numpy are imported by the load. Neither Qt nor
+the server is ever imported here, and what llama_cpp imports but the engine never uses
+(``DEFERRED_MODULES``) runs only if something touches it (issue 47;
+tests/engine/test_worker_imports.py).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
+import importlib.util
 import logging
 import os
 import signal
 import sys
 import threading
+import types
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -30,6 +40,11 @@ if TYPE_CHECKING:
     from desktop.engine._llama import LlamaEngine
 
 log = logging.getLogger("edgedesk.engine")
+# Imported by llama_cpp's package (``llama_cache``: its ``LlamaDiskCache``) and never
+# used by the engine, which keeps its own state cache: diskcache and the sqlite3 it
+# imports were in every worker's memory. Each is a stand-in in ``sys.modules`` until
+# something reads from it (``_Deferred``), so a use still works.
+DEFERRED_MODULES = ("diskcache",)
 
 
 def _private_output() -> IO[bytes]:
@@ -126,7 +141,44 @@ class _Server:
         raise Cancelled(f"unknown call {type(call).__name__}")  # pragma: no cover
 
 
+class _Deferred(types.ModuleType):
+    """Stands in ``sys.modules`` for a module not run yet; the first attribute it lacks
+    runs the real module (which then takes its place there) and is read from it.
+
+    Not importlib's ``LazyLoader``: an ``import`` statement reads ``__spec__`` of a
+    module already in ``sys.modules``, which runs a lazy module at once.
+    """
+
+    def __init__(self, name: str, spec: importlib.machinery.ModuleSpec) -> None:
+        super().__init__(name)
+        self.__spec__ = spec
+
+    def __getattr__(self, attribute: str) -> Any:
+        with _deferred_lock:
+            if sys.modules.get(self.__name__) is self:
+                del sys.modules[self.__name__]
+            real = importlib.import_module(self.__name__)
+            self.__dict__.update(real.__dict__)  # later reads no longer come here
+        return getattr(real, attribute)
+
+
+_deferred_lock = threading.Lock()
+
+
+def defer_unused_imports(names: tuple[str, ...] = DEFERRED_MODULES) -> None:
+    """Put a stand-in for each of ``names`` not yet imported in ``sys.modules``:
+    importing it then costs nothing; the real module runs when it is first used."""
+    for name in names:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            continue  # not installed: whoever imports it gets the usual ImportError
+        sys.modules[name] = _Deferred(name, spec)
+
+
 def _load(channel: wire.Channel, request: wire.Open) -> Any:
+    defer_unused_imports()  # before llama_cpp, which imports them
     from desktop.engine._loader import load_engine
     from desktop.engine._types import ModelSpec
 

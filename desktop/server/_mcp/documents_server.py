@@ -174,33 +174,46 @@ class _DisconnectWatch:
 
 
 class McpEndpoint:
-    """The ASGI endpoint ``/mcp``: the SDK's Streamable HTTP handler, its session manager
-    started on the first request (the local server runs without a lifespan) and kept for
-    the server's life. Runs on the server's event loop."""
+    """The ASGI endpoint ``/mcp``: the SDK's Streamable HTTP handler, built and its
+    session manager started on the first request (the local server runs without a
+    lifespan) and kept for the server's life. Runs on the server's event loop.
+
+    The SDK is imported then, not when the server starts: it is about 24 MiB of the
+    app's memory (issue 47), and most servers never see an MCP client.
+    """
 
     def __init__(self, tools: DocumentTools) -> None:
+        self._tools = tools
+        self.server: MCPServer | None = None
+        self._handler: Any = None
+        self._ready: asyncio.Event | None = None
+        self._holder: asyncio.Task[None] | None = None
+
+    def _build(self) -> MCPServer:
         from mcp.server.transport_security import TransportSecuritySettings
 
-        self.server = document_server(tools)
+        server = document_server(self._tools)
         # The Guard in front of every route already checks the Host header and the key.
         # Sessions (not stateless): a stateless request builds a server per call, which
         # tripled search_documents' latency (tests/benchmarks/bench_tools.py).
-        app = self.server.streamable_http_app(
+        app = server.streamable_http_app(
             streamable_http_path="/mcp",
             stateless_http=False,
             json_response=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        self._handler: Any = app.routes[0].endpoint  # type: ignore[attr-defined]
-        self._ready: asyncio.Event | None = None
-        self._holder: asyncio.Task[None] | None = None
+        self._handler = app.routes[0].endpoint  # type: ignore[attr-defined]
+        return server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one MCP request (starting the session manager first, once)."""
+        """Serve one MCP request (building the server and starting its session manager
+        first, once)."""
         if self._ready is None:
             self._ready = asyncio.Event()
             self._holder = asyncio.get_running_loop().create_task(self._hold(self._ready))
         await self._ready.wait()
+        if self._handler is None:
+            raise RuntimeError("the MCP server could not be started; see the log")
         if scope.get("method") != "POST":  # a GET stream or DELETE runs no tool
             await self._handler(scope, receive, send)
             return
@@ -213,6 +226,12 @@ class McpEndpoint:
             watch.stop()
 
     async def _hold(self, ready: asyncio.Event) -> None:
+        # Imports and builds on a thread: the loop keeps serving the other routes.
+        try:
+            self.server = await asyncio.to_thread(self._build)
+        except BaseException:
+            ready.set()  # waiting requests fail (no handler) instead of hanging
+            raise
         async with self.server.session_manager.run():
             ready.set()
             await asyncio.Event().wait()  # until the server's loop ends
