@@ -80,7 +80,9 @@ def main() -> int:
                 users.append(str(path.relative_to(root.parent)))
     print(f"AppContext users in desktop/ui and desktop/cli: {len(users)}")
 
-    any_dicts = sum(p.read_text(encoding="utf-8").count("dict[str, Any]") for p in root.rglob("*.py"))
+    any_dicts = sum(
+        p.read_text(encoding="utf-8").count("dict[str, Any]") for p in root.rglob("*.py")
+    )
     print(f"dict[str, Any] in desktop/: {any_dicts}")
 
     print("test files directly in each test folder (10 or more):")

@@ -23,7 +23,7 @@ from desktop.tools.servers import McpPolicy, ServerList
 from desktop.tools.toolbox import ToolBox
 from desktop.tools.types import ToolSpec
 from tests.chat.scripted import Scripted
-from tests.engine import test_template_corpus as corpus
+from tests.engine.chat import test_template_corpus as corpus
 from tests.fixtures import hf_reference
 from tests.tools.conftest import SERVERS
 

@@ -18,7 +18,7 @@ import llama_cpp
 import openai
 import pytest
 
-from tests.engine.test_template_corpus import (
+from tests.engine.chat.test_template_corpus import (
     ARGS,
     CORPUS,
     TEMPLATES,
