@@ -7,6 +7,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.fast
+
 REPO = Path(__file__).resolve().parents[2]
 
 

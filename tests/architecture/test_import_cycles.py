@@ -10,6 +10,10 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.fast
+
 ROOT = Path(__file__).resolve().parents[2] / "desktop"
 
 

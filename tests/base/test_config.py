@@ -11,6 +11,8 @@ import pytest
 from desktop.base.config import Paths, load_settings, save_user_settings
 from desktop.base.errors import ConfigError
 
+pytestmark = pytest.mark.fast
+
 
 def test_edgedesk_home_puts_every_path_under_one_folder(tmp_path: Path) -> None:
     paths = Paths.from_env({"EDGEDESK_HOME": str(tmp_path)})

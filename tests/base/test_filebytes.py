@@ -5,7 +5,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from desktop.base.filebytes import format_bytes, sha256_file
+
+pytestmark = pytest.mark.fast
 
 
 def test_sizes_read_in_decimal_units_and_memory_in_binary_ones() -> None:

@@ -12,6 +12,8 @@ from desktop.base.errors import ConfigError
 from desktop.base.keychain import Keychain
 from tests.fixtures.file_keyring import ENV, FileKeyring
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -11,6 +11,8 @@ from desktop.catalog.gguf_info import read_gguf
 from desktop.catalog.hardware import GPU, Hardware, Verdict, fit_model, recommend_quant
 from tests.fixtures.gguf_headers import llama_9b
 
+pytestmark = pytest.mark.fast
+
 GIB = 1024**3
 
 

@@ -16,6 +16,8 @@ from desktop.store.chat_records import ChatMessage
 from desktop.store.chats import ChatStore
 from tests.chat.scripted import Scripted
 
+pytestmark = pytest.mark.fast
+
 CHOSEN = Sampling(
     temperature=0.2,
     max_tokens=77,

@@ -24,6 +24,8 @@ from desktop.engine.images import (
 from desktop.engine.types import Image
 from tests.fixtures.pictures import bomb_png
 
+pytestmark = pytest.mark.fast
+
 
 def picture(fmt: str, size: tuple[int, int] = (40, 30)) -> bytes:
     out = io.BytesIO()

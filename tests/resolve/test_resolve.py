@@ -18,6 +18,8 @@ from desktop.catalog.hardware import Hardware
 from desktop.engine.types import LocalPlan
 from desktop.resolve import ModelResolver, installed_from_mapping
 
+pytestmark = pytest.mark.fast
+
 GIB = 1024**3
 ROOMY = Hardware(ram_total_bytes=64 * GIB, ram_available_bytes=64 * GIB, cpu_count=8)
 CATALOG = Catalog.model_validate(

@@ -11,6 +11,8 @@ from desktop.retrieval.vectors import VectorIndex
 from desktop.store.db import Database, migrate, open_database
 from desktop.store.migrations import MIGRATIONS
 
+pytestmark = pytest.mark.fast
+
 DIM = 64
 
 

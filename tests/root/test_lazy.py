@@ -10,6 +10,8 @@ import pytest
 
 from desktop.root.members import Lazies, Lazy, lazy
 
+pytestmark = pytest.mark.fast
+
 
 class Counter:
     """A builder that counts its builds and hands out a new object each time."""

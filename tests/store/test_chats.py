@@ -21,6 +21,8 @@ from desktop.store.chats import ChatStore, open_chat_store
 from desktop.store.db import applied_migrations, migrate, open_database
 from desktop.store.migrations import MIGRATIONS, Migration
 
+pytestmark = pytest.mark.fast
+
 DAY = 86_400.0
 
 

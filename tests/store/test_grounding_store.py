@@ -17,6 +17,8 @@ from desktop.store.cited_passages import SNIPPET_CHARS, Source
 from desktop.store.db import Database, applied_migrations, migrate
 from desktop.store.migrations import MIGRATIONS
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def db_path() -> Path:

@@ -6,6 +6,8 @@ import pytest
 
 from tests.near_tie import NEAR_TIE_NATS, TokenStep, assert_same_answer, steps_of_completion
 
+pytestmark = pytest.mark.fast
+
 
 def _step(token: str, logprob: float, runner_up: str, below: float) -> TokenStep:
     return TokenStep(token, logprob, ((token, logprob), (runner_up, logprob - below)))

@@ -9,6 +9,8 @@ import pytest
 from desktop.engine.batching.slots import Request, Slot, SlotState, SlotStateError, choose_slot
 from desktop.engine.chat.stop_strings import TextAssembler
 
+pytestmark = pytest.mark.fast
+
 
 def _feed(assembler: TextAssembler, pieces: list[bytes]) -> str:
     return "".join(assembler.feed(p) for p in pieces)

@@ -10,6 +10,8 @@ from desktop.base.errors import InvalidRequest
 from desktop.engine.chat.grammar import gbnf_for
 from desktop.engine.types import GenerationParams
 
+pytestmark = pytest.mark.fast
+
 
 def _grammar(schema: object) -> str | None:
     return gbnf_for(GenerationParams(json_schema=json.dumps(schema)))

@@ -20,6 +20,8 @@ from desktop.engine.chat.templates import ResolvedTemplate, render_chat
 from desktop.engine.types import Message, ToolCall
 from tests.fixtures import hf_reference
 
+pytestmark = pytest.mark.fast
+
 TEMPLATES = Path(__file__).parents[2] / "fixtures" / "templates"
 ROOT = Path(__file__).parents[3]
 

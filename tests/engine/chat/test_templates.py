@@ -13,6 +13,8 @@ from desktop.engine.chat.templates import (
 )
 from desktop.engine.types import Message
 
+pytestmark = pytest.mark.fast
+
 
 def test_gguf_template_wins_then_catalog_then_architecture() -> None:
     common = {"model_name": "m", "architecture": "glm4"}

@@ -16,6 +16,8 @@ import pytest
 
 from desktop.engine.hardware import amx
 
+pytestmark = pytest.mark.fast
+
 ROOT = Path(__file__).resolve().parents[3]
 LISTS_AMX = "processor\t: 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n"
 NO_AMX = "processor\t: 0\nflags\t\t: fpu avx2 avx512f\n"

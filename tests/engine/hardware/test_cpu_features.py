@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
+
 from desktop.engine.hardware import amx
 from desktop.engine.hardware.cpu_features import (
     as_report,
@@ -13,6 +15,8 @@ from desktop.engine.hardware.cpu_features import (
     machine_flags,
 )
 from desktop.machine.doctor import format_report
+
+pytestmark = pytest.mark.fast
 
 AVX512_BUILD = (
     "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | "

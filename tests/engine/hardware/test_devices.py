@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.catalog.hardware import GPU, detect_hardware
 from desktop.engine.hardware.backend import BackendInfo, parse_backend, why_no_gpu
 from desktop.engine.hardware.devices import Device, list_backends, list_devices
+
+pytestmark = pytest.mark.fast
 
 GIB = 1024**3
 LAVAPIPE = Device(

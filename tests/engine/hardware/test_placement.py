@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from desktop.engine import loader
 from desktop.engine.hardware.devices import Device
 from desktop.engine.hardware.placement import placement_for
 from desktop.engine.types import ChatCall, GenerationParams, Message, ModelSpec, Placement
+
+pytestmark = pytest.mark.fast
 
 GIB = 1024**3
 LLVMPIPE = Device(

@@ -26,6 +26,8 @@ from desktop.engine.types import (
 from desktop.engine.worker import wire
 from desktop.engine.worker.client import error_of, how_it_ended
 
+pytestmark = pytest.mark.fast
+
 
 def _through(message: object, kind: object) -> object:
     """``message`` written to a buffer by one channel and read back by another."""

@@ -20,6 +20,8 @@ from tests.engine.test_images import picture
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url
 
+pytestmark = pytest.mark.fast
+
 PNG = png(2, 2)
 RED, BLUE = png(2, 2, rgb=(255, 0, 0)), png(2, 2, rgb=(0, 0, 255))
 JPEG = picture("JPEG")  # a real one: the checker walks its segments

@@ -15,6 +15,8 @@ from desktop.server.protocols.anthropic import events as ae
 from desktop.server.protocols.anthropic import wire as aw
 from tests.server.conftest import named_events
 
+pytestmark = pytest.mark.fast
+
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 WEATHER = {
     "name": "get_weather",

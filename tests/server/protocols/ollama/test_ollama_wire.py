@@ -12,6 +12,8 @@ from desktop.engine.types import Chunk, Timings, Usage
 from desktop.server import request_parts
 from desktop.server.protocols.ollama import wire as ow
 
+pytestmark = pytest.mark.fast
+
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 

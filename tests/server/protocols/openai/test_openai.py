@@ -17,6 +17,8 @@ from desktop.server.protocols.openai import events as oa
 from desktop.server.protocols.openai import schemas as s
 from desktop.server.protocols.openai import wire as oq
 
+pytestmark = pytest.mark.fast
+
 WEATHER = {
     "type": "function",
     "function": {

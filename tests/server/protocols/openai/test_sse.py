@@ -11,6 +11,8 @@ from desktop.server.protocols.openai import events as oa
 from desktop.server.protocols.openai import sse
 from desktop.server.protocols.openai.sse import ChatEvents, CompletionEvents
 
+pytestmark = pytest.mark.fast
+
 TEXTS = [
     "",
     "hello",

@@ -13,6 +13,8 @@ from desktop.server.protocols.responses import wire as rw
 from desktop.server.protocols.responses.namespaces import Namespaced
 from tests.fixtures.codex_tools import AGENTS, GITHUB, WEATHER
 
+pytestmark = pytest.mark.fast
+
 LIMITS = request_parts.Limits(max_tokens=100, timeout_s=5)
 
 
