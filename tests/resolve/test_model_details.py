@@ -5,15 +5,14 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from desktop.base.config import NoPolicy
 from desktop.engine.chat.templates import ARCHITECTURE_TEMPLATES
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 
 
 def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one(
     gemma_path: Path,
+    context: AppContext,
 ) -> None:
-    context = build_context(policy=NoPolicy())
     details = context.resolver.details(str(gemma_path))
     assert details.info.architecture == "gemma3" and details.info.chat_template is None
     assert details.template_source == "architecture:gemma3"
@@ -30,8 +29,8 @@ def test_a_file_without_a_template_of_a_known_architecture_uses_the_built_in_one
 
 def test_a_file_that_cannot_chat_says_so_and_known_digests_are_not_recomputed(
     tiny_chat_no_template: Path,
+    context: AppContext,
 ) -> None:
-    context = build_context(policy=NoPolicy())
     known = {str(tiny_chat_no_template.resolve()): "0" * 64}
     details = context.resolver.details(str(tiny_chat_no_template), known)
     assert (details.chat_template, details.template_source) == (None, "")
@@ -41,9 +40,8 @@ def test_a_file_that_cannot_chat_says_so_and_known_digests_are_not_recomputed(
 
 
 def test_a_vision_model_shows_its_projector_and_counts_it_in_the_memory(
-    edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path
+    edgedesk_home: Path, tiny_chat: Path, tiny_projector: Path, context: AppContext
 ) -> None:
-    context = build_context(policy=NoPolicy())
     text_only = context.resolver.details(str(tiny_chat))
     assert text_only.projector is None
     model_id = context.installed.import_file(tiny_chat, projector=tiny_projector).id

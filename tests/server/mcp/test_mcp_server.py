@@ -48,16 +48,14 @@ class Served:
 
 
 @pytest.fixture
-def indexed(tiny_embed: Path, tmp_path: Path) -> Iterator[tuple[AppContext, Path]]:
-    ctx = build_context(policy=NoPolicy())
+def indexed(tiny_embed: Path, tmp_path: Path, context: AppContext) -> tuple[AppContext, Path]:
     docs = tmp_path / "handbook"
     docs.mkdir()
     (docs / "leave.md").write_text(
         "# Leave\n\nStaff get 25 days of paid leave a year.\n", encoding="utf-8"
     )
-    ctx.library.add("handbook", [docs], str(tiny_embed))
-    yield ctx, docs / "leave.md"
-    ctx.close()
+    context.library.add("handbook", [docs], str(tiny_embed))
+    return context, docs / "leave.md"
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
@@ -16,6 +16,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from desktop.engine.types import Message
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.pictures import png
+
+if TYPE_CHECKING:
+    from desktop.root.context import AppContext
 
 pytestmark = pytest.mark.qt
 
@@ -264,12 +267,8 @@ def test_a_reopened_chat_shows_its_thumbnails_and_files_after_a_restart(
 
 
 def test_the_windows_picture_caps_are_the_settings_forced_by_policy(
-    qtbot, edgedesk_home: Path, tmp_path: Path
+    qtbot, edgedesk_home: Path, tmp_path: Path, context: AppContext
 ) -> None:
-    from desktop.base.config import NoPolicy
-    from desktop.root.context import build_context
-
-    context = build_context(policy=NoPolicy())
     context.apply_settings({"image_max_megapixels": 1})  # as IT's ImageMaxMegapixels would
     win = MainWindow(context)
     qtbot.addWidget(win)

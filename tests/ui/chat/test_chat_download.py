@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.documents.test_documents_models import BGE_ID, _left, bge_hub, folder  # noqa: F401
@@ -20,8 +19,9 @@ def test_the_chat_offers_the_missing_embedding_model_then_answers(
     bge_hub: FakeHub,  # noqa: F811 - the fixture imported above
     folder: Path,  # noqa: F811
     tiny_chat: Path,
+    context: AppContext,
 ) -> None:
-    window = MainWindow(build_context(policy=NoPolicy()))
+    window = MainWindow(context)
     qtbot.addWidget(window)
     documents, chat = window.documents, window.chat
     # A collection embedded with the catalog's BGE model, which is then removed.

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.tiny_moe import write_tiny_moe
 from tests.ui.conftest import send
@@ -26,9 +26,8 @@ def _in_ram(log: list[str]) -> set[str]:
 
 
 def test_choosing_the_first_layer_in_ram_loads_the_moe_model_so(
-    qtbot, tmp_path: Path, tiny_chat: Path, llama_log: list[str]
+    qtbot, tmp_path: Path, tiny_chat: Path, llama_log: list[str], context: AppContext
 ) -> None:
-    context = build_context(policy=NoPolicy())
     context.apply_settings({"engine.worker_process": False})  # llama.cpp's log is ours
     win = MainWindow(context)
     qtbot.addWidget(win)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
@@ -17,9 +17,9 @@ PROMPT = "You translate everything into Simplified Chinese."
 
 
 def test_a_saved_preset_is_offered_in_new_chats_and_after_restart(
-    qtbot, edgedesk_home: Path
+    qtbot, edgedesk_home: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     header = win.chat.header
     assert header.preset_box.count() == 0

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.base.config import NoPolicy
 from desktop.catalog.hardware import GPU, Hardware, Verdict
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.ui.common.core_text import machine_summary, verdict_text
 from desktop.ui.shell.first_run import FirstRunDialog
 from desktop.ui.shell.main_window import MainWindow
@@ -26,9 +25,9 @@ def english_in(text: str) -> list[str]:
 
 
 def test_the_chinese_models_screen_and_first_run_show_no_english_core_text(
-    qtbot, chinese: None, tiny_chat: Path
+    qtbot, chinese: None, tiny_chat: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     win.models.import_file(tiny_chat)  # an imported file's verdict too
     wait_listed(qtbot, win)

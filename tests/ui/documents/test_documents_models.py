@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.conftest import wait_listed
@@ -37,8 +37,8 @@ def bge_hub(hub: FakeHub, tiny_embed: Path) -> FakeHub:
 
 
 @pytest.fixture
-def window(qtbot, bge_hub: FakeHub):
-    win = MainWindow(build_context(policy=NoPolicy()))
+def window(qtbot, bge_hub: FakeHub, context: AppContext):
+    win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
     win.show_page("documents")

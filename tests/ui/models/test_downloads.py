@@ -188,13 +188,12 @@ def test_cancel_a_paused_download_deletes_its_part_without_restarting(
 
 
 def test_a_part_left_by_an_earlier_session_can_be_cancelled(
-    qtbot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+    qtbot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch, context: AppContext
 ) -> None:
-    ctx = build_context(policy=NoPolicy())
-    part = ctx.paths.models_dir / CAT_REPO / (CAT_FILE + ".part")
+    part = context.paths.models_dir / CAT_REPO / (CAT_FILE + ".part")
     part.parent.mkdir(parents=True)
     part.write_bytes(b"x" * 5000)  # what a pull killed by a reboot leaves
-    win = MainWindow(ctx)
+    win = MainWindow(context)
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     view = win.models
@@ -203,7 +202,7 @@ def test_a_part_left_by_an_earlier_session_can_be_cancelled(
     _answer(monkeypatch, QMessageBox.StandardButton.Yes)
     qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _status(view) == "cancelled", timeout=10_000)
-    assert not part.exists() and not (ctx.paths.models_dir / "THUDM").exists()
+    assert not part.exists() and not (context.paths.models_dir / "THUDM").exists()
     assert "deleted 5.0 KB" in view.status.text()
     assert hub.downloads() == []
     win.close()

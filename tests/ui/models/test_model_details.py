@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.base.config import NoPolicy
 from desktop.catalog.gguf_info import read_gguf
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
@@ -68,8 +67,10 @@ def test_a_vision_model_says_it_sees_and_lists_its_projector(
     assert f"SHA-256 {digest}" in dialog.values["files"].text()
 
 
-def test_a_catalog_model_shows_its_licence_and_name(qtbot, hub: FakeHub, tiny_chat: Path) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+def test_a_catalog_model_shows_its_licence_and_name(
+    qtbot, hub: FakeHub, tiny_chat: Path, context: AppContext
+) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     view = win.models

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.common.workers import WorkerPool
 from desktop.ui.models.listing import Listing, list_models
 from desktop.ui.models.view import ModelsView
@@ -17,8 +17,9 @@ from desktop.ui.models.view import ModelsView
 pytestmark = pytest.mark.qt
 
 
-def test_rows_are_read_off_the_window_thread_and_shown_when_ready(qtbot, tiny_chat: Path) -> None:
-    context = build_context(policy=NoPolicy())
+def test_rows_are_read_off_the_window_thread_and_shown_when_ready(
+    qtbot, tiny_chat: Path, context: AppContext
+) -> None:
     started = threading.Event()
     release = threading.Event()
     listed_on: list[threading.Thread] = []

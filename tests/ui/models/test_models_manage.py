@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
 from tests.ui.conftest import CAT_FILE, CAT_ID, wait_listed
@@ -32,9 +32,9 @@ def _row(view, model_id: str) -> int:
 
 
 def test_installed_model_shows_its_checksum_and_can_be_removed(
-    qtbot, hub: FakeHub, tiny_chat: Path
+    qtbot, hub: FakeHub, tiny_chat: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     view = win.models
@@ -59,8 +59,10 @@ def test_installed_model_shows_its_checksum_and_can_be_removed(
     win.close()
 
 
-def test_hub_search_lists_quants_and_downloads_one(qtbot, hub: FakeHub) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+def test_hub_search_lists_quants_and_downloads_one(
+    qtbot, hub: FakeHub, context: AppContext
+) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     search = win.models.hub_search
     search.query.setText("tiny")
@@ -111,9 +113,9 @@ def test_offline_mode_refuses_hub_search(qtbot, hub: FakeHub) -> None:
 
 
 def test_offline_ticked_then_unticked_in_settings_governs_the_hub_search(
-    qtbot, hub: FakeHub
+    qtbot, hub: FakeHub, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     search = win.models.hub_search
     search.query.setText("tiny")

@@ -7,15 +7,17 @@ from pathlib import Path
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.server.view import with_model
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
 
 
-def test_without_a_chat_model_the_snippet_keeps_the_placeholder_and_says_why(qtbot) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+def test_without_a_chat_model_the_snippet_keeps_the_placeholder_and_says_why(
+    qtbot, context: AppContext
+) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
     win.show_page("server")
@@ -26,9 +28,9 @@ def test_without_a_chat_model_the_snippet_keeps_the_placeholder_and_says_why(qtb
 
 
 def test_the_snippets_name_the_installed_chat_model(
-    qtbot, tiny_chat: Path, tiny_embed: Path
+    qtbot, tiny_chat: Path, tiny_embed: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
     win.models.import_file(tiny_embed)  # an embedding model is not what a chat client names
@@ -54,10 +56,9 @@ def test_with_model_replaces_only_the_chat_placeholder() -> None:
 
 
 def test_claude_codes_snippet_compacts_at_the_models_context(
-    qtbot, tiny_chat: Path, edgedesk_home: Path
+    qtbot, tiny_chat: Path, edgedesk_home: Path, context: AppContext
 ) -> None:
     # Claude Code assumes 200k tokens; told the local model's context it compacts first.
-    context = build_context(policy=NoPolicy())
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
@@ -74,9 +75,9 @@ def test_claude_codes_snippet_compacts_at_the_models_context(
 
 
 def test_without_a_known_context_the_placeholder_stays_or_the_setting_is_used(
-    qtbot, edgedesk_home: Path
+    qtbot, edgedesk_home: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
     win.show_page("server")

@@ -114,11 +114,12 @@ def _open_usage(qtbot, ctx: AppContext) -> MainWindow:
     return win
 
 
-def test_usage_tab_draws_a_scripted_day_and_exports_it(qtbot, tmp_path: Path) -> None:
-    ctx = build_context(policy=NoPolicy())
+def test_usage_tab_draws_a_scripted_day_and_exports_it(
+    qtbot, tmp_path: Path, context: AppContext
+) -> None:
     now = time.time()
-    sent = _scripted_day(ctx, now)
-    win = _open_usage(qtbot, ctx)
+    sent = _scripted_day(context, now)
+    win = _open_usage(qtbot, context)
     tab = win.server.usage
     slots = tab.slots
     assert slots is not None
@@ -140,7 +141,7 @@ def test_usage_tab_draws_a_scripted_day_and_exports_it(qtbot, tmp_path: Path) ->
     _shot(win, "usage-en.png")
 
     # Live: a request stored while the tab is open is drawn without touching anything.
-    ctx.record_usage(
+    context.record_usage(
         UsageRow(time.time(), "codex", "Codex", "glm-4-9b", "/v1/responses", 200, total_ms=80.0)
     )
     qtbot.waitUntil(
@@ -217,9 +218,8 @@ def _record(key: str, model: str, status: int, when: str) -> AccessRecord:
     return AccessRecord(when, "req", key, "POST", "/v1/chat/completions", status, model, 5, 2)
 
 
-def test_request_list_shows_relative_times_and_filters(qtbot) -> None:
-    ctx = build_context(policy=NoPolicy())
-    win = MainWindow(ctx)
+def test_request_list_shows_relative_times_and_filters(qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     log = win.server.log
     now = time.time()

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.store import cipher
 from desktop.store.atrest import AtRest, ring_delete
 from desktop.store.chat_records import ChatMessage
@@ -42,9 +42,8 @@ def _titles_after_import(text: str) -> list[str]:
 
 
 def test_a_silently_encrypted_first_start_offers_the_backup_once_and_the_code_recovers(
-    qtbot, file_keyring: Path
+    qtbot, file_keyring: Path, context: AppContext
 ) -> None:
-    context = build_context(policy=NoPolicy())
     context.database_key  # noqa: B018 - run_app settles it first: a new install, encrypted
     win = MainWindow(context)
     qtbot.addWidget(win)
@@ -88,9 +87,8 @@ def test_a_silently_encrypted_first_start_offers_the_backup_once_and_the_code_re
 
 
 def test_settings_exports_the_key_to_a_file_that_brings_the_data_back(
-    qtbot, file_keyring: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot, file_keyring: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, context: AppContext
 ) -> None:
-    context = build_context(policy=NoPolicy())
     context.chat_store.create_conversation("kept", "m")
     AtRest(context.paths.database).backup_offered()  # offered at an earlier start
     win = MainWindow(context)

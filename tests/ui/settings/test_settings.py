@@ -155,11 +155,10 @@ def _horizontal():
 
 
 def test_data_location_moves_everything_at_the_next_start(
-    qtbot, monkeypatch, tmp_path: Path
+    qtbot, monkeypatch, tmp_path: Path, context: AppContext
 ) -> None:
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-    context = build_context(policy=NoPolicy())
     chat = context.chat_store.create_conversation("kept across the move")
     win = MainWindow(context)
     qtbot.addWidget(win)
@@ -194,8 +193,7 @@ def test_data_location_moves_everything_at_the_next_start(
     restarted.data_lock.release()
 
 
-def test_keep_here_withdraws_a_requested_move(qtbot, tmp_path: Path) -> None:
-    context = build_context(policy=NoPolicy())
+def test_keep_here_withdraws_a_requested_move(qtbot, tmp_path: Path, context: AppContext) -> None:
     dialog = SettingsDialog(context.paths, context.effective)
     qtbot.addWidget(dialog)
     assert dialog.location.choose(tmp_path / "elsewhere", move=False) is None

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFormLayout, QLabel
 
-from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
@@ -74,9 +73,9 @@ def test_without_a_chinese_font_the_window_says_what_to_install(
 
 
 def test_settings_says_up_front_that_a_language_change_needs_a_restart(
-    qtbot, edgedesk_home: Path
+    qtbot, edgedesk_home: Path, context: AppContext
 ) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     dialog = win.open_settings()
     form = dialog.findChild(QFormLayout)

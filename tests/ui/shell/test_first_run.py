@@ -9,7 +9,7 @@ import pytest
 from desktop.base.config import NoPolicy
 from desktop.catalog.hardware import Verdict
 from desktop.catalog.listing import CatalogRow
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.first_run import FirstRunDialog, recommend
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub, Fault
@@ -99,10 +99,12 @@ def _left():
     return Qt.MouseButton.LeftButton
 
 
-def test_the_welcome_waits_for_its_window_to_be_on_screen(qtbot, hub: FakeHub) -> None:
+def test_the_welcome_waits_for_its_window_to_be_on_screen(
+    qtbot, hub: FakeHub, context: AppContext
+) -> None:
     # Offered before the window manager showed the window (a fast listing on a warm
     # cache), the welcome opened first and could end up under the window, never seen.
-    win = MainWindow(build_context(policy=NoPolicy()))
+    win = MainWindow(context)
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     dialog = win.maybe_first_run()

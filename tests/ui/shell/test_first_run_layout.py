@@ -7,8 +7,7 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
-from desktop.base.config import NoPolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.ui.common.core_text import verdict_text
 from desktop.ui.common.look import apply_theme, install_translator
 from desktop.ui.shell.first_run import FirstRunDialog
@@ -55,8 +54,8 @@ def clipped(dialog: FirstRunDialog) -> list[str]:
     return bad
 
 
-def test_every_label_fits_its_text(qtbot, language: str) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+def test_every_label_fits_its_text(qtbot, language: str, context: AppContext) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     dialog = FirstRunDialog(win.models, win.context.paths.data_dir, LONG_MACHINE, win)

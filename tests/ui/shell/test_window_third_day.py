@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from desktop.base.config import NoPolicy, load_settings
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.tools.conftest import SERVERS
 
@@ -29,8 +29,9 @@ def _free_port() -> int:
 
 
 # ---------------------------------------------------------------- 1: the API port
-def test_a_taken_port_is_said_and_another_is_chosen_in_the_window(qtbot) -> None:
-    context = build_context(policy=NoPolicy())
+def test_a_taken_port_is_said_and_another_is_chosen_in_the_window(
+    qtbot, context: AppContext
+) -> None:
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.show_page("server")
@@ -68,9 +69,8 @@ def test_a_taken_port_is_said_and_another_is_chosen_in_the_window(qtbot) -> None
     win.close()
 
 
-def test_a_port_changed_while_serving_says_when_it_applies(qtbot) -> None:
+def test_a_port_changed_while_serving_says_when_it_applies(qtbot, context: AppContext) -> None:
     port = _free_port()
-    context = build_context(policy=NoPolicy())
     context.apply_settings({"server.port": port})  # saved, as a port typed earlier
     win = MainWindow(context)
     qtbot.addWidget(win)
@@ -249,10 +249,11 @@ def test_a_lost_key_is_restored_from_its_recovery_code_when_the_window_starts(
 
 
 # ---------------------------------------------------------------- 4: language, restart
-def test_a_new_language_says_it_needs_a_restart_and_restarts_when_asked(qtbot) -> None:
+def test_a_new_language_says_it_needs_a_restart_and_restarts_when_asked(
+    qtbot, context: AppContext
+) -> None:
     from desktop.ui.shell.restart import relaunch_command
 
-    context = build_context(policy=NoPolicy())
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
@@ -494,12 +495,11 @@ def test_the_status_bar_claims_no_network_and_never_names_the_embedding_model(
 
 # ---------------------------------------------------------------- 16: key rows
 def test_key_rows_say_when_in_local_words_and_count_only_answered_calls(
-    qtbot, chinese, tiny_chat: Path
+    qtbot, chinese, tiny_chat: Path, context: AppContext
 ) -> None:
     from datetime import datetime
 
     port = _free_port()
-    context = build_context(policy=NoPolicy())
     context.apply_settings({"server.port": port})
     win = MainWindow(context)
     qtbot.addWidget(win)

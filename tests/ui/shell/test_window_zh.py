@@ -24,7 +24,7 @@ from desktop.chat.conversation import Turn
 from desktop.engine.hardware.backend import BackendInfo, why_no_gpu
 from desktop.engine.types import Usage
 from desktop.machine.doctor import doctor_report, format_report, why_not_kind
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.chat.answer_footer import footer_text
 from desktop.ui.common.error_text import SENTENCES, WINDOW_WORDED, error_text
 from desktop.ui.settings.hardware_report import report_lines, why_not_gpu
@@ -187,15 +187,15 @@ def test_in_english_the_window_gives_the_terminals_reason_for_no_gpu(
     assert why_not_gpu(report) == why_no_gpu(backend, environ)
 
 
-def test_in_english_the_window_shows_what_edgedesk_doctor_prints(qapp) -> None:
-    context = build_context(policy=NoPolicy())
+def test_in_english_the_window_shows_what_edgedesk_doctor_prints(qapp, context: AppContext) -> None:
     report = doctor_report(context)
     assert report_lines(report) == format_report(report)
-    context.close()
 
 
-def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(qtbot, chinese) -> None:
-    win = MainWindow(build_context(policy=NoPolicy()))
+def test_the_chinese_settings_dialog_shows_the_hardware_report_in_chinese(
+    qtbot, chinese, context: AppContext
+) -> None:
+    win = MainWindow(context)
     qtbot.addWidget(win)
     dialog = win.open_settings()
     panel = dialog.hardware.text
