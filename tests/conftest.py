@@ -11,13 +11,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from desktop.base.defaults import RANK_POOLING
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama, write_tiny_projector
+
+if TYPE_CHECKING:  # the composition root is imported when a test asks for it (-m fast)
+    from desktop.root.context import AppContext
 
 # No test may reach the Hub, whatever the developer's machine has set.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -127,6 +130,24 @@ def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     keyring.set_keyring(fail.Keyring())
     yield
     keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def context(edgedesk_home: Path) -> Iterator[AppContext]:
+    """The app's composition root over this test's EDGEDESK_HOME, with no machine policy.
+
+    Built when the test starts (after the fixtures listed before it in the test's
+    arguments, e.g. ``file_keyring``), closed after it. A test that closes it itself (a
+    window's ``close`` does) may: closing twice is harmless. A test that needs other
+    settings, a policy, or a second start over the same data builds its own with
+    ``build_context``.
+    """
+    from desktop.base.config import NoPolicy
+    from desktop.root.context import build_context
+
+    built = build_context(policy=NoPolicy())
+    yield built
+    built.close()
 
 
 @pytest.fixture

@@ -2,71 +2,29 @@
 
 A developer's minute-long check between edits: pure logic, wire formats, contracts and
 the store, no model decode beyond the tiny random ones, no window, no child process.
-Every test of a file listed in ``FAST_FILES`` is marked ``fast`` unless it is marked
-``slow``, ``gpu`` or ``packaging``. With ``-m fast`` (alone, or ``-m "fast and ..."``)
-only those files are collected: importing the rest of the suite (Qt, the servers) takes
-longer than running the subset. A file joins the list when its tests together take well
-under a second; ``tests/test_fast_subset.py`` fails when a listed file is gone.
+A test file joins the subset by saying so itself, beside its imports::
+
+    pytestmark = pytest.mark.fast
+
+(or with ``pytest.mark.fast`` in a ``pytestmark`` list). A fast file holds only fast
+tests: none of its tests is marked ``slow``, ``gpu`` or ``packaging``
+(``tests/suite/test_fast_subset.py`` checks that, and that every fast mark is spelled so
+that this hook sees it). With ``-m fast`` (alone, or ``-m "fast and ..."``) only files
+whose text names ``pytest.mark.fast`` are collected, and only folders holding one:
+importing the rest of the suite (Qt, the servers) takes longer than running the subset,
+and reading the files' bytes takes a few milliseconds.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 
 import pytest
 
-# Paths from the repository root, sorted.
-FAST_FILES = frozenset(
-    {
-        "tests/catalog/test_bundle.py",
-        "tests/catalog/test_entries.py",
-        "tests/catalog/test_gguf_info.py",
-        "tests/catalog/test_installed.py",
-        "tests/catalog/test_shards.py",
-        "tests/chat/test_conversation.py",
-        "tests/chat/test_parameters.py",
-        "tests/engine/test_amx.py",
-        "tests/engine/test_broken_file.py",
-        "tests/engine/test_cpu_features.py",
-        "tests/engine/test_defaults.py",
-        "tests/engine/test_devices.py",
-        "tests/engine/test_grammar.py",
-        "tests/engine/test_images.py",
-        "tests/engine/test_placement.py",
-        "tests/engine/test_slot_logic.py",
-        "tests/engine/test_template_corpus.py",
-        "tests/engine/test_templates.py",
-        "tests/engine/test_worker_wire.py",
-        "tests/remote/test_models.py",
-        "tests/remote/test_wire.py",
-        "tests/retrieval/test_vectors.py",
-        "tests/server/test_anthropic_wire.py",
-        "tests/server/test_error_responses.py",
-        "tests/server/test_images_wire.py",
-        "tests/server/test_ollama_wire.py",
-        "tests/server/test_openai.py",
-        "tests/server/test_responses_wire.py",
-        "tests/server/test_sse.py",
-        "tests/server/test_strict_json.py",
-        "tests/store/test_attachments_store.py",
-        "tests/store/test_chats.py",
-        "tests/store/test_grounding_store.py",
-        "tests/store/test_responses_store.py",
-        "tests/store/test_think_store.py",
-        "tests/store/test_usage_store.py",
-        "tests/test_config.py",
-        "tests/test_contracts.py",
-        "tests/test_faces.py",
-        "tests/test_fast_subset.py",
-        "tests/test_filebytes.py",
-        "tests/test_import_cycles.py",
-        "tests/test_keychain.py",
-        "tests/test_lazy.py",
-        "tests/test_near_tie.py",
-        "tests/test_resolve.py",
-    }
-)
-_NOT_FAST = ("slow", "gpu", "packaging")
+#: What a fast file's text holds; the hook decides from the bytes, without importing.
+FAST_MARK = b"pytest.mark.fast"
 
 
 def _fast_only(config: pytest.Config) -> bool:
@@ -75,32 +33,37 @@ def _fast_only(config: pytest.Config) -> bool:
     return expression == "fast" or expression.startswith("fast and ")
 
 
-def _relative(path: Path, config: pytest.Config) -> str:
-    try:
-        return path.relative_to(config.rootpath).as_posix()
-    except ValueError:
-        return path.as_posix()
+def is_test_file(path: Path) -> bool:
+    """Whether pytest collects ``path`` as a test module (the default ``test_*.py``)."""
+    return path.name.startswith("test_") and path.suffix == ".py"
+
+
+@functools.cache
+def is_fast_file(path: Path) -> bool:
+    """Whether the test file at ``path`` marks its tests ``fast`` (read, not imported)."""
+    return FAST_MARK in path.read_bytes()
+
+
+@functools.cache
+def holds_fast_file(folder: Path) -> bool:
+    """Whether ``folder`` or a folder under it holds a fast test file."""
+    with os.scandir(folder) as entries:
+        found = sorted(Path(entry.path) for entry in entries)
+    return any(
+        (is_test_file(path) and path.is_file() and is_fast_file(path))
+        or (path.is_dir() and not path.name.startswith((".", "__")) and holds_fast_file(path))
+        for path in found
+    )
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With ``-m fast``: skip every folder without a listed file, and every unlisted file."""
+    """With ``-m fast``: skip every folder without a fast file, and every other test file."""
     if not _fast_only(config):
         return None
-    name = _relative(collection_path, config)
-    if name in (".", "tests"):
+    if collection_path in (config.rootpath, config.rootpath / "tests"):
         return None
     if collection_path.is_dir():
-        return not any(listed.startswith(f"{name}/") for listed in FAST_FILES) or None
-    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
-        return name not in FAST_FILES or None
+        return not holds_fast_file(collection_path) or None
+    if is_test_file(collection_path):
+        return not is_fast_file(collection_path) or None
     return None
-
-
-@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``fast`` every test of a listed file that is not slow, gpu or packaging."""
-    for item in items:
-        if _relative(item.path, config) not in FAST_FILES:
-            continue
-        if not any(item.get_closest_marker(name) for name in _NOT_FAST):
-            item.add_marker(pytest.mark.fast)

@@ -164,7 +164,7 @@ def load_context(path: Path, options: LoadOptions) -> tuple[LlamaModel, Any]:
         if model_params.n_gpu_layers == 0:
             # On the CPU, flash attention explicitly: with "auto" and a unified cache,
             # greedy output depended on which requests ran beside it (2 of 4 runs of
-            # tests/engine/test_slots.py); with it on, never (the CPU backend has it).
+            # tests/engine/batching/test_slots.py); with it on, never (the CPU backend has it).
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
         params.swa_full = options.swa_full
     ctx = llama_cpp.llama_init_from_model(model.model, params)

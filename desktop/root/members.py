@@ -9,7 +9,7 @@ database connection it holds (``database``). From those, ``Lazies`` answers the 
 questions the root used to answer by hand: what a settings change rebuilds (following
 ``needs`` edges), what it asks a restart for, and in which order the app closes
 (dependents first, then reverse build order). The declarations are the one source of
-truth: nothing is recorded while the app runs (``tests/test_apply_settings.py`` builds
+truth: nothing is recorded while the app runs (``tests/root/test_apply_settings.py`` builds
 every member and checks that each read of another member is declared).
 
 Whether a member is built, dropping it, and which settings drop it are asked of a typed

@@ -16,6 +16,8 @@ from cryptography.hazmat.primitives.serialization import (
 
 from desktop.cli import main
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def keys(tmp_path: Path) -> tuple[Path, Path]:

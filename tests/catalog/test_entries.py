@@ -9,6 +9,8 @@ import pytest
 from desktop.base.errors import ConfigError, ModelNotFound
 from desktop.catalog._entries import load_catalog
 
+pytestmark = pytest.mark.fast
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 

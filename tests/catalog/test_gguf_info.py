@@ -11,6 +11,8 @@ from desktop.catalog._fit import GPU, Hardware, Verdict, fit_model, recommend_qu
 from desktop.catalog._gguf_info import read_gguf
 from tests.fixtures.gguf_headers import llama_9b
 
+pytestmark = pytest.mark.fast
+
 GIB = 1024**3
 
 

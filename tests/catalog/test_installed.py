@@ -13,6 +13,8 @@ from desktop.base.errors import ModelFileError, ModelNotFound
 from desktop.catalog._installed import InstalledIndex, InstalledModel, discover_hf_cache
 from desktop.root.context import build_context
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def index(tmp_path: Path) -> InstalledIndex:

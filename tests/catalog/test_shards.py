@@ -13,6 +13,8 @@ from desktop.catalog._shards import (
     shard_stem,
 )
 
+pytestmark = pytest.mark.fast
+
 SPLIT = "Kimi-K2-Q2_K-00002-of-00003.gguf"
 
 

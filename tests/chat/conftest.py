@@ -1,22 +1,12 @@
-"""A real context (scheduler, chat store, library) and a small indexed collection."""
+"""A small indexed collection in the shared ``context`` (tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from desktop.base.config import NoPolicy
-from desktop.root.context import AppContext, build_context
-
-
-@pytest.fixture
-def context() -> Iterator[AppContext]:
-    """The composition root over this test's EDGEDESK_HOME, closed afterwards."""
-    ctx = build_context(policy=NoPolicy())
-    yield ctx
-    ctx.close()
+from desktop.root.context import AppContext
 
 
 @pytest.fixture

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.chat.conversation import DEFAULT_TITLE, Conversation, Turn
+
+pytestmark = pytest.mark.fast
 
 
 def test_the_model_gets_the_system_prompt_and_turns_but_not_the_reasoning() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,11 @@ from desktop.chat.session import ChatCore
 from desktop.store._chat_records import ChatMessage
 from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
+
+if TYPE_CHECKING:
+    from desktop.root.context import AppContext
+
+pytestmark = pytest.mark.fast
 
 CHOSEN = Sampling(
     temperature=0.2,
@@ -122,23 +128,18 @@ def test_parameters_travel_in_the_json_export_and_bad_ones_read_as_defaults() ->
         store.import_json(json.dumps(exported))
 
 
-def test_a_chats_context_length_is_what_the_model_is_loaded_with(tiny_chat) -> None:
-    from desktop.base.config import NoPolicy
-    from desktop.root.context import build_context
-
-    context = build_context(policy=NoPolicy())
-    try:
-        core = ChatCore(context.scheduler, None)
-        chat = Conversation(model=str(tiny_chat), max_tokens=4)
-        core.run(core.ask(chat, "Hello"))
-        [fitted] = context.scheduler.loaded()
-        assert fitted.report.context_length == 2048  # the tiny model's trained context
-        chat.context_length = 512
-        core.run(core.ask(chat, "Again"))
-        [loaded] = context.scheduler.loaded()
-        assert loaded.report.context_length == 512
-    finally:
-        context.close()
+def test_a_chats_context_length_is_what_the_model_is_loaded_with(
+    tiny_chat, context: AppContext
+) -> None:
+    core = ChatCore(context.scheduler, None)
+    chat = Conversation(model=str(tiny_chat), max_tokens=4)
+    core.run(core.ask(chat, "Hello"))
+    [fitted] = context.scheduler.loaded()
+    assert fitted.report.context_length == 2048  # the tiny model's trained context
+    chat.context_length = 512
+    core.run(core.ask(chat, "Again"))
+    [loaded] = context.scheduler.loaded()
+    assert loaded.report.context_length == 512
 
 
 def test_the_experts_place_takes_the_settings_words_or_a_layer_count_only() -> None:

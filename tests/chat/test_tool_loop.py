@@ -23,7 +23,7 @@ from desktop.tools._servers import McpPolicy, ServerList
 from desktop.tools._toolbox import ToolBox
 from desktop.tools._types import ToolSpec
 from tests.chat.scripted import Scripted
-from tests.engine import test_template_corpus as corpus
+from tests.engine.chat import test_template_corpus as corpus
 from tests.fixtures import hf_reference
 from tests.tools.conftest import SERVERS
 

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,9 @@ from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.tiny_gguf import TINY_TEMPLATE, write_tiny_llama
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401
 from tests.remote.fake_openai import FAILURE, Fake
+
+if TYPE_CHECKING:
+    from desktop.root.context import AppContext
 
 
 def chat(monkeypatch: pytest.MonkeyPatch, script: str, *args: str) -> int:
@@ -214,17 +218,17 @@ def test_ctrl_c_stops_the_answer_not_the_chat(
 
 
 def test_a_second_ctrl_c_at_the_prompt_quits(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tiny_chat: Path
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tiny_chat: Path,
+    context: AppContext,
 ) -> None:
-    from desktop.base.config import NoPolicy
     from desktop.chat.conversation import Conversation
     from desktop.cli.chat import TerminalChat
-    from desktop.root.context import build_context
 
-    ctx = build_context(policy=NoPolicy())
-    terminal = TerminalChat(ctx, Conversation(model=str(tiny_chat), max_tokens=4))
+    terminal = TerminalChat(context, Conversation(model=str(tiny_chat), max_tokens=4))
     terminal.loop(iter([None, "hello", None, None, "never sent"]))
-    ctx.close()
+    context.close()
     assert capsys.readouterr().err.count("Ctrl-C again or /quit to leave") == 2
     assert [t.content for t in terminal.chat.turns if t.role == "user"] == ["hello"]
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.base.config import NoPolicy, Paths
+from desktop.base.config import Paths
 from desktop.base.errors import ConfigError
 from desktop.policy import MachinePolicy
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.store import _cipher as cipher
 from desktop.store._atrest import AtRest
 from desktop.store._chat_records import ChatMessage
@@ -126,13 +126,14 @@ def test_a_passphrase_database_opens_with_unlock_or_the_environment() -> None:
     assert by_env.returncode == 0 and "chat 1" in by_env.stdout
 
 
-def test_a_new_install_is_encrypted_where_a_keyring_works(file_keyring: Path) -> None:
-    ctx = build_context(policy=NoPolicy())
-    conv = ctx.chat_store.create_conversation("first", "m")
-    ctx.chat_store.add_message(conv.id, ChatMessage("user", SECRET))
-    assert ctx.documents_db.encrypted
-    ctx.close()
-    assert cipher.file_state(ctx.paths.database) == "encrypted"
+def test_a_new_install_is_encrypted_where_a_keyring_works(
+    file_keyring: Path, context: AppContext
+) -> None:
+    conv = context.chat_store.create_conversation("first", "m")
+    context.chat_store.add_message(conv.id, ChatMessage("user", SECRET))
+    assert context.documents_db.encrypted
+    context.close()
+    assert cipher.file_state(context.paths.database) == "encrypted"
 
 
 def test_policy_encrypt_at_rest_encrypts_at_start_or_refuses_saying_why(

@@ -9,6 +9,8 @@ import pytest
 
 from desktop.engine._broken import BrokenFile
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     "text",

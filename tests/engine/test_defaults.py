@@ -18,6 +18,8 @@ from desktop.engine._types import LocalPlan, ModelSpec
 from desktop.root.context import build_context
 from tests.fixtures.gguf_headers import llama_9b
 
+pytestmark = pytest.mark.fast
+
 GIB = 1024**3
 
 

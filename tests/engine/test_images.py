@@ -24,6 +24,8 @@ from desktop.engine._images import (
 from desktop.engine._types import Image
 from tests.fixtures.pictures import bomb_png
 
+pytestmark = pytest.mark.fast
+
 
 def picture(fmt: str, size: tuple[int, int] = (40, 30)) -> bytes:
     out = io.BytesIO()

@@ -11,9 +11,9 @@ import openai
 import pytest
 from keyring.backend import KeyringBackend
 
-from desktop.base.config import NoPolicy, ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.remote.registry import keyring_set
-from desktop.root.context import AppContext, build_context
+from desktop.root.context import AppContext
 from desktop.server._runner import ServerRunner
 from tests.benchmarks.llama_server_peer import Choice, candidates, choose
 from tests.remote.fake_openai import Fake, fake_server
@@ -72,12 +72,11 @@ class Local:
 
 
 @pytest.fixture
-def local(fake: Fake) -> Iterator[Local]:
+def local(fake: Fake, context: AppContext) -> Iterator[Local]:
     """A local server (no key) with the fake added as remote ``gpu``."""
-    ctx = build_context(policy=NoPolicy())
-    ctx.remote_registry.add("gpu", fake.url)
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    runner = ctx.new_api_server(
+    runner = context.new_api_server(
         settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
     )
     runner.start()
@@ -85,10 +84,9 @@ def local(fake: Fake) -> Iterator[Local]:
         with openai.OpenAI(
             base_url=runner.url, api_key="unused", max_retries=0, timeout=60
         ) as client:
-            yield Local(ctx, client, runner)
+            yield Local(context, client, runner)
     finally:
         runner.stop()
-        ctx.close()
 
 
 @pytest.fixture(scope="session")

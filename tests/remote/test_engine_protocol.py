@@ -7,19 +7,18 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from desktop.base.config import NoPolicy, ServerSettings
+from desktop.base.config import ServerSettings
 from desktop.remote.registry import keyring_set
-from desktop.root.context import build_context
+from desktop.root.context import AppContext
 from desktop.server._runner import ServerRunner
 from tests.remote.fake_openai import Fake
 
 
 @pytest.fixture
-def runner(fake: Fake) -> Iterator[ServerRunner]:
-    ctx = build_context(policy=NoPolicy())
-    ctx.remote_registry.add("gpu", fake.url)
+def runner(fake: Fake, context: AppContext) -> Iterator[ServerRunner]:
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    served = ctx.new_api_server(
+    served = context.new_api_server(
         settings=ServerSettings(require_key=False).model_copy(update={"port": 0})
     )
     served.start()
@@ -27,7 +26,6 @@ def runner(fake: Fake) -> Iterator[ServerRunner]:
         yield served
     finally:
         served.stop()
-        ctx.close()
 
 
 def test_token_id_prompts_to_a_remote_model_are_a_clear_400(runner: ServerRunner) -> None:

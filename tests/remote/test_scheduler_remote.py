@@ -7,7 +7,7 @@ from pathlib import Path
 from desktop.base.config import NoPolicy
 from desktop.engine._types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
 from desktop.remote.registry import keyring_set
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from tests.remote.fake_openai import Fake
 
 PARAMS = GenerationParams(max_tokens=4, temperature=0.0)
@@ -41,23 +41,20 @@ def test_a_local_model_stays_loaded_while_a_remote_model_is_used(
 
 def test_a_remote_tool_call_comes_out_of_the_engine_structured_never_as_text(
     fake: Fake,
+    context: AppContext,
 ) -> None:
     """The remote's structured call passes through unchanged, on the final chunk: no
     chunk's text holds call markup for anything to parse again."""
-    ctx = build_context(policy=NoPolicy())
-    try:
-        ctx.remote_registry.add("gpu", fake.url)
-        keyring_set("gpu", "sk-remote")
-        weather = {
-            "type": "function",
-            "function": {"name": "get_weather", "parameters": {"type": "object"}},
-        }
-        tools = [ToolSpec.from_openai(weather)]
-        call = ChatCall.of([Message("user", "weather in Paris?")], PARAMS, tools=tools)
-        chunks = list(ctx.scheduler.stream_chat("gpu/tooler", call))
-        assert "".join(c.text for c in chunks) == ""
-        assert chunks[-1].is_final and chunks[-1].finish_reason == "tool_calls"
-        assert chunks[-1].tool_calls == (ToolCall("call_1", "get_weather", '{"city": "Paris"}'),)
-        assert fake.bodies[-1]["tools"] == [weather]
-    finally:
-        ctx.close()
+    context.remote_registry.add("gpu", fake.url)
+    keyring_set("gpu", "sk-remote")
+    weather = {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+    }
+    tools = [ToolSpec.from_openai(weather)]
+    call = ChatCall.of([Message("user", "weather in Paris?")], PARAMS, tools=tools)
+    chunks = list(context.scheduler.stream_chat("gpu/tooler", call))
+    assert "".join(c.text for c in chunks) == ""
+    assert chunks[-1].is_final and chunks[-1].finish_reason == "tool_calls"
+    assert chunks[-1].tool_calls == (ToolCall("call_1", "get_weather", '{"city": "Paris"}'),)
+    assert fake.bodies[-1]["tools"] == [weather]

@@ -8,7 +8,7 @@ import pytest
 
 from desktop.base.config import NoPolicy
 from desktop.remote.registry import keyring_set
-from desktop.root.context import build_context
+from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.remote.fake_openai import FAILURE, Fake
 from tests.ui.conftest import send
@@ -16,31 +16,33 @@ from tests.ui.conftest import send
 pytestmark = [pytest.mark.qt, pytest.mark.usefixtures("gui_thread_gc")]
 
 
-def test_remote_models_carry_the_leaves_this_device_badge(qtbot: Any, fake: Fake) -> None:
-    ctx = build_context(policy=NoPolicy())
-    ctx.remote_registry.add("gpu", fake.url)
+def test_remote_models_carry_the_leaves_this_device_badge(
+    qtbot: Any, fake: Fake, context: AppContext
+) -> None:
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    win = MainWindow(ctx)
+    win = MainWindow(context)
     qtbot.addWidget(win)
     box = win.chat.model_box
     qtbot.waitUntil(lambda: box.findData("gpu/echo") >= 0, timeout=20_000)
     assert box.itemText(box.findData("gpu/echo")) == "echo (runs on gpu — leaves this device)"
     box.setCurrentIndex(box.findData("gpu/echo"))  # as the user picks it
     send(qtbot, win, "kept on this device")
-    saved = [c for c in ctx.chat_store.list_conversations() if c.model == "gpu/echo"]
+    saved = [c for c in context.chat_store.list_conversations() if c.model == "gpu/echo"]
     assert len(saved) == 1
-    assert [m.content for m in ctx.chat_store.get_messages(saved[0].id)] == [
+    assert [m.content for m in context.chat_store.get_messages(saved[0].id)] == [
         "kept on this device",
         "kept on this device ",
     ]
     win.close()
 
 
-def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(qtbot: Any, fake: Fake) -> None:
-    ctx = build_context(policy=NoPolicy())
-    ctx.remote_registry.add("gpu", fake.url)
+def test_an_answer_that_breaks_off_keeps_its_words_and_says_why(
+    qtbot: Any, fake: Fake, context: AppContext
+) -> None:
+    context.remote_registry.add("gpu", fake.url)
     keyring_set("gpu", "sk-remote")
-    win = MainWindow(ctx)
+    win = MainWindow(context)
     qtbot.addWidget(win)
     box = win.chat.model_box
     qtbot.waitUntil(lambda: box.findData("gpu/fails") >= 0, timeout=20_000)

@@ -9,6 +9,8 @@ from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.remote import translate as wire
 from desktop.remote.registry import normalise_url, parse_policy_entries
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize(
     "given",

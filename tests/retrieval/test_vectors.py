@@ -11,6 +11,8 @@ from desktop.retrieval._vectors import VectorIndex
 from desktop.store._db import Database, migrate, open_database
 from desktop.store._migrations import MIGRATIONS
 
+pytestmark = pytest.mark.fast
+
 DIM = 64
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from desktop.server._error_responses import error_payload, error_response
+
+pytestmark = pytest.mark.fast
 
 
 def test_each_protocol_gets_its_own_error_shape() -> None:

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from desktop.server._strict_json import INT_MAX, INT_MIN, strict_loads
 
+pytestmark = pytest.mark.fast
+
 
 def refusal(body: bytes) -> str:
     with pytest.raises(json.JSONDecodeError) as caught:

@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from desktop.engine._llama_cpp import llama_cpp  # after the spin count, as the app
-from tests.engine.test_template_corpus import (
+from tests.engine.chat.test_template_corpus import (
     ARGS,
     CORPUS,
     TEMPLATES,

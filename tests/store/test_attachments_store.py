@@ -20,6 +20,8 @@ from desktop.store._chats import DAY_S, ChatStore
 from desktop.store._db import open_database
 from tests.fixtures.pictures import png
 
+pytestmark = pytest.mark.fast
+
 MARK = b"quokka-pixels-7d1e"  # inside the picture's bytes, to find it in a file
 
 

@@ -21,6 +21,8 @@ from desktop.store._chats import ChatStore, open_chat_store
 from desktop.store._db import applied_migrations, migrate, open_database
 from desktop.store._migrations import MIGRATIONS, Migration
 
+pytestmark = pytest.mark.fast
+
 DAY = 86_400.0
 
 

@@ -17,6 +17,8 @@ from desktop.store._cited_passages import SNIPPET_CHARS, Source
 from desktop.store._db import Database, applied_migrations, migrate
 from desktop.store._migrations import MIGRATIONS
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def db_path() -> Path:

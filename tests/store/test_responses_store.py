@@ -14,6 +14,8 @@ from desktop.root.context import build_context
 from desktop.store._chats import ChatStore
 from desktop.store._responses import DAY_S, EPHEMERAL_ONLY, ResponseStore
 
+pytestmark = pytest.mark.fast
+
 RESPONSE = {"id": "resp_1", "object": "response", "output": [{"type": "message"}]}
 ITEMS = [{"role": "user", "content": "hi"}, {"type": "message"}]
 

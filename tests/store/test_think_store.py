@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from desktop.base.config import Paths
 from desktop.store._chats import ChatStore
 from desktop.store._db import Database, applied_migrations, migrate
 from desktop.store._migrations import MIGRATIONS
+
+pytestmark = pytest.mark.fast
 
 
 def test_chats_from_before_the_switch_was_kept_may_think() -> None:

@@ -20,6 +20,8 @@ from desktop.store._usage import (
 )
 from desktop.store._usage_recorder import UsageRecorder
 
+pytestmark = pytest.mark.fast
+
 NOW = 1_800_000_000.0  # a fixed "now" (Jan 2027), whole hour
 DAY = 86_400.0
 

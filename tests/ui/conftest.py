@@ -7,17 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.base.config import NoPolicy
-from desktop.root.context import AppContext, build_context
+from desktop.root.context import AppContext
 from desktop.ui.common.look import install_translator
 from desktop.ui.shell.main_window import MainWindow
 from tests.fixtures.fake_hub import FakeHub
-
-
-@pytest.fixture
-def context() -> AppContext:
-    """The app's composition root, with no machine policy."""
-    return build_context(policy=NoPolicy())
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ Memory: until its ``Open`` comes the worker has imported only the wire (msgspec)
 the errors; the engine, llama_cpp and numpy are imported by the load. Neither Qt nor
 the server is ever imported here, and what llama_cpp imports but the engine never uses
 (``DEFERRED_MODULES``) runs only if something touches it (issue 47;
-tests/engine/test_worker_imports.py).
+tests/engine/worker/test_worker_imports.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ only in its text. Building a dict and ``json.dumps``-ing it per token cost ~0.3-
 of Python per event, which is a tenth of a token's time on a small model. So each
 stream serialises its text-delta event once, with a marker where the text goes, and
 per token only JSON-escapes the text and splices it in. The result is byte-for-byte what
-the dict path produces (``tests/server/test_sse.py`` checks that); rarer events
+the dict path produces (``tests/server/protocols/openai/test_sse.py`` checks that); rarer events
 (reasoning, logprobs, tool calls, finish, usage) still go through the dicts in
 ``events.py``.
 """

@@ -1,0 +1,237 @@
+"""The Server screen's Usage tab draws a scripted day, in English and Chinese, light and
+dark; the request list shows relative times and filters; policy off is said."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from desktop.base.config import NoPolicy
+from desktop.policy._sources import MachinePolicy
+from desktop.root.context import AppContext, build_context
+from desktop.server._metrics import AccessRecord
+from desktop.store._usage import UsageRow
+from desktop.ui.common.look import apply_theme, install_translator
+from desktop.ui.server.request_list import log_line, relative_time
+from desktop.ui.shell.main_window import MainWindow
+
+pytestmark = pytest.mark.qt
+HOUR = 3600.0
+# Where the tab's screenshots go when asked (USAGE_SHOTS=/work/shots).
+SHOTS = os.environ.get("USAGE_SHOTS")
+
+
+def _scripted_day(ctx: AppContext, now: float) -> int:
+    """A day of three tools on three keys (and the window's own chats); returns requests."""
+    rows = []
+    for h in range(24):
+        # Five minutes into each hour: a range read a moment later still holds the first.
+        start = now - (24 - h) * HOUR + 300
+        busy = 3 + (h % 8)
+        for i in range(busy):
+            rows.append(
+                UsageRow(
+                    start + i * 60,
+                    "codex",
+                    "Codex",
+                    "glm-4-9b",
+                    "/v1/responses",
+                    200,
+                    prompt_tokens=1200,
+                    completion_tokens=300,
+                    ttft_ms=400 + 40 * i,
+                    total_ms=3000 + 300 * i,
+                )
+            )
+        for i in range(h % 4):
+            rows.append(
+                UsageRow(
+                    start + 30 + i * 90,
+                    "claude",
+                    "Claude Code",
+                    "kimi-k2",
+                    "/v1/messages",
+                    500 if i == 2 else 200,
+                    error_code="engine_failed" if i == 2 else None,
+                    prompt_tokens=4000,
+                    completion_tokens=0 if i == 2 else 500,
+                    ttft_ms=900.0,
+                    total_ms=9000.0 + 500 * i,
+                )
+            )
+        rows.append(
+            UsageRow(
+                start + 50,
+                None,
+                "EdgeDesk",
+                "glm-4-9b",
+                "window",
+                200,
+                prompt_tokens=300,
+                completion_tokens=200,
+                ttft_ms=500.0,
+                total_ms=2500.0,
+            )
+        )
+        rows.append(
+            UsageRow(
+                start + 70,
+                "notebook",
+                "openai-python",
+                "bge-m3",
+                "/v1/embeddings",
+                200,
+                prompt_tokens=800,
+                total_ms=40.0,
+            )
+        )
+    ctx.usage_store.add(rows)
+    return len(rows)
+
+
+def _shot(win: MainWindow, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        assert win.grab().save(str(Path(SHOTS) / name))
+
+
+def _open_usage(qtbot, ctx: AppContext) -> MainWindow:
+    win = MainWindow(ctx)
+    qtbot.addWidget(win)
+    win.resize(1280, 860)
+    win.show()
+    win.show_page("server")
+    assert win.server._usage is None  # made when first shown
+    win.server.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: win.server.usage.slots is not None, timeout=10_000)
+    return win
+
+
+def test_usage_tab_draws_a_scripted_day_and_exports_it(
+    qtbot, tmp_path: Path, context: AppContext
+) -> None:
+    now = time.time()
+    sent = _scripted_day(context, now)
+    win = _open_usage(qtbot, context)
+    tab = win.server.usage
+    slots = tab.slots
+    assert slots is not None
+    # Every request of the day is in a bar, stacked by key (the window's chats as "-").
+    assert sum(slots.totals) == sent
+    assert set(slots.groups) == {"codex", "claude", "notebook", "-"}  # "-": the window's
+    assert len(tab.requests_plot.getPlotItem().items) == len(slots.groups)
+    assert tab.table.rowCount() == 4 and tab.table.item(0, 0).text() == "codex"
+    assert tab.table.cellWidget(0, 8) is not None  # the sparkline
+    assert tab.summary.text() == f"{sent} requests, {sum(g.error_count for g in tab.groups)} errors"
+    # Hovering a bar tells its exact numbers.
+    busiest = max(range(len(slots.totals)), key=lambda i: slots.totals[i])
+    x = slots.starts[busiest] + HOUR / 2
+    told = tab.describe_slot(tab.requests_plot, x)
+    assert f"Total: {slots.totals[busiest]}" in told
+    assert f"codex: {slots.requests['codex'][busiest]}" in told
+    assert "p50:" in tab.describe_slot(tab.latency_plot, x)
+    assert "failed" in tab.describe_slot(tab.errors_plot, x) or "No requests" in told
+    _shot(win, "usage-en.png")
+
+    # Live: a request stored while the tab is open is drawn without touching anything.
+    context.record_usage(
+        UsageRow(time.time(), "codex", "Codex", "glm-4-9b", "/v1/responses", 200, total_ms=80.0)
+    )
+    qtbot.waitUntil(
+        lambda: tab.slots is not None and sum(tab.slots.totals) == sent + 1, timeout=20_000
+    )
+    sent += 1
+
+    tab.by_box.setCurrentIndex(tab.by_box.findData("model"))
+    assert {g.name for g in tab.groups} == {"glm-4-9b", "kimi-k2", "bge-m3"}
+    tab.range_box.setCurrentIndex(tab.range_box.findData("7d"))
+    assert tab.slots is not None and sum(tab.slots.totals) == sent
+
+    out = tmp_path / "usage.csv"
+    tab.export(out)
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+    assert {r["group"]: int(r["requests"]) for r in rows} == {
+        g.name: g.requests for g in tab.groups
+    }
+
+    # Dark theme: the charts take the palette's colours.
+    app = QApplication.instance()
+    apply_theme(app, "dark")
+    try:
+        tab.refresh()
+        background = tab.requests_plot.backgroundBrush().color()
+        assert background.lightness() < 128
+        _shot(win, "usage-en-dark.png")
+    finally:
+        apply_theme(app, "light")
+    win.close()
+
+
+def test_usage_tab_in_chinese(qtbot) -> None:
+    app = QApplication.instance()
+    translator = install_translator(app, "zh_CN")
+    assert translator is not None
+    try:
+        ctx = build_context(policy=NoPolicy())
+        _scripted_day(ctx, time.time())
+        win = _open_usage(qtbot, ctx)
+        tab = win.server.usage
+        assert win.server.tabs.tabText(1) == "用量"
+        assert tab.range_box.itemText(0) == "最近 24 小时"
+        assert tab.export_button.text() == "导出 CSV…"
+        assert "请求" in tab.summary.text()
+        assert relative_time("2026-01-01T00:00:00+00:00", time.time()).count("-") == 2
+        iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 130))
+        row = log_line(_record("ide", "glm", 200, iso))
+        assert row.startswith("2 分钟前") and "5→2 个词元" in row and "密钥 ide" in row
+        _shot(win, "usage-zh.png")
+        win.close()
+    finally:
+        app.removeTranslator(translator)
+
+
+def test_the_window_opens_without_importing_pyqtgraph() -> None:
+    # About a second of imports: paid when the Usage tab is first shown, not at start.
+    code = "import sys, desktop.ui.shell.main_window; print('pyqtgraph' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_policy_off_is_said_on_the_tab(qtbot) -> None:
+    ctx = build_context(policy=MachinePolicy(origin="test", values={"CollectUsage": False}))
+    win = _open_usage(qtbot, ctx)
+    notice = win.server.usage.notice
+    assert notice.isVisible() and "policy CollectUsage" in notice.text()
+    win.close()
+
+
+def _record(key: str, model: str, status: int, when: str) -> AccessRecord:
+    return AccessRecord(when, "req", key, "POST", "/v1/chat/completions", status, model, 5, 2)
+
+
+def test_request_list_shows_relative_times_and_filters(qtbot, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    log = win.server.log
+    now = time.time()
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now - 130))
+    log.add(_record("ide", "glm", 200, iso))
+    log.add(_record("ci", "kimi", 429, iso))
+    assert "2 min ago" in log.toPlainText() and "key ide" in log.toPlainText()
+    log.filter_box.setText("429")
+    assert "ci" in log.toPlainText() and "key ide" not in log.toPlainText()
+    log.filter_box.setText("GLM")
+    assert log.toPlainText().count("\n") == 0 and "key ide" in log.toPlainText()
+    log.filter_box.clear()
+    assert "key ci" in log.toPlainText() and "key ide" in log.toPlainText()
+    assert "just now" in log_line(_record("x", "m", 200, iso), now - 100)
+    win.close()
