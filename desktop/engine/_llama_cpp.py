@@ -7,27 +7,28 @@ and a process that never loads it (the server's routes, the window, a test that 
 needs the engine's types) is left alone.
 
 **The spin count.** libgomp, llama.cpp's OpenMP runtime, reads ``GOMP_SPINCOUNT`` once,
-when ``import llama_cpp`` loads it: this module sets it to ``OPENMP_SPIN_COUNT`` (100, a
-few µs; libgomp's own default is 300,000) unless the environment already sets
-``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``. Why: between two decodes the decode loop runs
-Python (sampling, handing tokens out); a libgomp worker that spins its default count
-meanwhile takes a core from it, and on a machine whose cores other processes also want
-the loop then waits for a time slice at every token (2-10x slower). Sleeping at once
-(``OMP_WAIT_POLICY=PASSIVE``) avoids that but makes every barrier inside a decode sleep
-too: a quarter to a third slower on an idle machine.
+when ``import llama_cpp`` loads it: this module sets it to ``OPENMP_SPIN_COUNT`` (3,000,
+about 50 µs on Zen 4; libgomp's own default is 300,000, milliseconds) unless the
+environment already sets ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``.
 
-Why 100 and not the 3,000 chosen first: libgomp cuts every spin to
+Why not libgomp's default: between two decodes the decode loop runs Python (sampling,
+handing tokens out); a libgomp worker that spins for milliseconds meanwhile takes a core
+from it, and on a machine whose cores other processes also want, the loop then waits for
+a time slice at every token (2-10x slower; with two busy processes beside it on 2 cores,
+5-41 tokens/s against 43-48 at 3,000). Why not sleep at once (``OMP_WAIT_POLICY=PASSIVE``)
+or after 100 spins (a few µs, the value set earlier on 2026-12-05): ggml synchronises
+its threads at a barrier after every operation, and a thread that sleeps there must be
+woken by a futex, tens of µs on a VM. A real-size model has thousands of operations per
+token: on the Moonlight-16B-A3B shape (2 Zen 4 cores, nothing else running) a worker at
+100 decoded 12.0 tokens/s, at 3,000 15.6, at 10,000 15.0-15.1, at 300,000 14.7-16.4;
+llama-server 15.9-16.1 (issue 47, docs/benchmarks.md). 3,000 keeps nearly all of that
+and stays stable on a busy machine.
+
+In-process (``engine.worker_process = false``) libgomp cuts every spin to
 ``min(100, GOMP_SPINCOUNT)`` while it manages more threads than the process may use
-cores, as an engine in the app's own process does (there the setting changed nothing:
-the model loads on one thread and decodes on another, each with its pool, is our
-reading), so the figures measured in-process were at 100. A model's worker process
-has one pool, so 3,000 spins (tens of µs a wait) held: 44% of its CPU time went to
-spinning at ggml's barriers, twice the CPU per token of the same engine in-process on
-the Moonlight-16B-A3B shape and about half its speed on a busy machine (issue 47,
-docs/benchmarks.md). 100 makes both the same, whatever libgomp decides.
-``OMP_WAIT_POLICY=PASSIVE`` chooses the busy machine; ``GOMP_SPINCOUNT=`` (empty)
-libgomp's own default. llama-server needs no such setting: its loop between
-decodes is C++ and takes microseconds.
+cores (the model loads on one thread and decodes on another, each with its pool, is our
+reading), so there the setting changes little. ``OMP_WAIT_POLICY=PASSIVE`` chooses the
+busy machine; ``GOMP_SPINCOUNT=`` (empty) libgomp's own default.
 
 **The exit hook.** llama-cpp-python opens two ``/dev/null`` files when imported and
 never closes them; ``_close_llama_cpp_null_files`` does, at exit.
@@ -44,7 +45,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-OPENMP_SPIN_COUNT = "100"  # spins before a waiting OpenMP thread sleeps (libgomp: 300000)
+OPENMP_SPIN_COUNT = "3000"  # spins before a waiting OpenMP thread sleeps (libgomp: 300000)
 
 
 def _set_openmp_spin_count() -> None:

@@ -5,8 +5,8 @@ Run: .venv/bin/python -m tests.benchmarks.bench_busy_machine [--hogs 4] [--round
      [--tokens 48] [--llama-server PATH]
 
 Same model (Gemma 3 270M Q4_K_M), same run, all four servers up together and asked in
-turn: llama-server at its defaults; EdgeDesk as shipped (its OpenMP workers spin 100
-times before they sleep, ``GOMP_SPINCOUNT=100``, see ``desktop/engine/_llama_cpp.py``);
+turn: llama-server at its defaults; EdgeDesk as shipped (its OpenMP workers spin 3,000
+times before they sleep, ``GOMP_SPINCOUNT=3000``, see ``desktop/engine/_llama_cpp.py``);
 EdgeDesk whose workers sleep at once (``OMP_WAIT_POLICY=PASSIVE``, the default before);
 and EdgeDesk with libgomp's default (spin ~300k times, then sleep: before that). Each
 is asked for ``--tokens`` tokens of a story (streamed, ``ignore_eos``, temperature 0),
