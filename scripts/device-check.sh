@@ -194,7 +194,7 @@ if has venv; then
     "$PY" -m pip install --quiet --no-deps --force-reinstall --no-binary llama-cpp-python \
     "${sdist:-llama-cpp-python==$LLAMA_VERSION}"
   logged edgedesk-install "$PY" -m pip install --quiet -e ".[test]"
-  got=$("$PY" -c 'from desktop.engine.hardware.backend import backend_info; print(backend_info().compiled_gpu or "cpu")' | tail -n 1)
+  got=$("$PY" -c 'from desktop.engine import backend_info; print(backend_info().compiled_gpu or "cpu")' | tail -n 1)
   [ "$got" = cuda ] || fail "EdgeDesk runs on '$got' with LLAMA_CPP_LIB_PATH=$LLAMA_DIR, not on CUDA"
   logged doctor edgedesk doctor  # what runs where, kept in $OUT/doctor.log
   step "venv: $(figures gpu "$OUT/gpu.json")"
