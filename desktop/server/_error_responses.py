@@ -131,7 +131,7 @@ def install_error_handlers(app: FastAPI) -> None:
             _noted(request, "invalid_json", "invalid_request_error")
             return error_response(
                 400,
-                f"the request body is not valid JSON ({why})",
+                f"invalid JSON in the request body ({why})",
                 "invalid_request_error",
                 "invalid_json",
                 path=path,
