@@ -89,42 +89,42 @@
 <context>
     <name>CatalogTableModel</name>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="62"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="61"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="63"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="62"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="64"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="63"/>
         <source>Tier</source>
         <translation>档位</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="65"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="64"/>
         <source>Quant</source>
         <translation>量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="66"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="65"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="67"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="66"/>
         <source>Fit</source>
         <translation>适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="68"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="67"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="142"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="141"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
@@ -343,142 +343,142 @@
 <context>
     <name>ChatSidebar</name>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="66"/>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="67"/>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="151"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="73"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="74"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="158"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="68"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="75"/>
         <source>New chat (Ctrl+N)</source>
         <translation>新对话 (Ctrl+N)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="71"/>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="72"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="78"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="79"/>
         <source>Search chats</source>
         <translation>搜索对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="85"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="92"/>
         <source>Conversations</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="92"/>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="138"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="99"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="145"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="94"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="101"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="96"/>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="136"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="103"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="143"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="97"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="104"/>
         <source>Export chat as Markdown or JSON</source>
         <translation>将对话导出为 Markdown 或 JSON</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="101"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="108"/>
         <source>Import chats from a JSON export…</source>
         <translation>从 JSON 导出文件导入对话…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="102"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="109"/>
         <source>Import chats from a JSON export</source>
         <translation>从 JSON 导出文件导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="135"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="142"/>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="149"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="156"/>
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="150"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="157"/>
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="206"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="213"/>
         <source>Encrypted, opened with a passphrase (*%1)</source>
         <translation>加密，需密码短语打开 (*%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="245"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="252"/>
         <source>The chat was not exported: %1</source>
         <translation>对话未导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="264"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="271"/>
         <source>Encrypted export</source>
         <translation>加密导出</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="266"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="273"/>
         <source>Passphrase for this export (needed to import it):</source>
         <translation>此导出文件的密码短语（导入时需要）：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="268"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="275"/>
         <source>Passphrase of this encrypted export:</source>
         <translation>此加密导出文件的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="275"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="282"/>
         <source>The same passphrase again:</source>
         <translation>再次输入相同的密码短语：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="280"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="287"/>
         <source>The two passphrases differ; nothing was exported.</source>
         <translation>两次输入的密码短语不一致；未导出任何内容。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="287"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="294"/>
         <source>Import chats</source>
         <translation>导入对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="289"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="296"/>
         <source>Chat exports (*.json *%1)</source>
         <translation>对话导出文件 (*.json *%1)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="309"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="316"/>
         <source>The file could not be read: %1</source>
         <translation>无法读取该文件：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="329"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="336"/>
         <source>Imported %1 chats.</source>
         <translation>已导入 %1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="331"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="338"/>
         <source>Imported 1 chat.</source>
         <translation>已导入 1 个对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="209"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="216"/>
         <source>Export chat</source>
         <translation>导出对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/sidebar.py" line="201"/>
+        <location filename="../../desktop/ui/chat/sidebar.py" line="208"/>
         <source>Nothing to export: this chat has no messages yet.</source>
         <translation>没有可导出的内容：此对话还没有消息。</translation>
     </message>
@@ -486,32 +486,32 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="332"/>
+        <location filename="../../desktop/ui/chat/view.py" line="354"/>
         <source>Delete chat</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="334"/>
+        <location filename="../../desktop/ui/chat/view.py" line="356"/>
         <source>Delete “%1” and all its messages? Undo brings it back for a few seconds.</source>
         <translation>删除“%1”及其全部消息？几秒钟内可用“撤销”恢复。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="369"/>
+        <location filename="../../desktop/ui/chat/view.py" line="391"/>
         <source>Deleted “%1”.</source>
         <translation>已删除“%1”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="424"/>
+        <location filename="../../desktop/ui/chat/view.py" line="446"/>
         <source>Still reading the attached files; send again in a moment.</source>
         <translation>仍在读取附加的文件，请稍后再发送。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="429"/>
+        <location filename="../../desktop/ui/chat/view.py" line="451"/>
         <source>Choose a model for this chat first (Models → Import or download one).</source>
         <translation>请先为此对话选择模型（模型 → 导入或下载）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/chat/view.py" line="490"/>
+        <location filename="../../desktop/ui/chat/view.py" line="512"/>
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
@@ -603,7 +603,7 @@
 <context>
     <name>ConversationListModel</name>
     <message>
-        <location filename="../../desktop/ui/common/qmodels.py" line="174"/>
+        <location filename="../../desktop/ui/common/qmodels.py" line="173"/>
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
@@ -863,264 +863,264 @@
 <context>
     <name>DocumentsView</name>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="85"/>
+        <location filename="../../desktop/ui/documents/view.py" line="100"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="98"/>
+        <location filename="../../desktop/ui/documents/view.py" line="113"/>
         <source>Indexing progress</source>
         <translation>索引进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="102"/>
+        <location filename="../../desktop/ui/documents/view.py" line="117"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="103"/>
+        <location filename="../../desktop/ui/documents/view.py" line="118"/>
         <source>Cancel indexing</source>
         <translation>取消索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="106"/>
+        <location filename="../../desktop/ui/documents/view.py" line="121"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="107"/>
+        <location filename="../../desktop/ui/documents/view.py" line="122"/>
         <source>Download the embedding model, then index</source>
         <translation>下载嵌入模型，然后建立索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="136"/>
+        <location filename="../../desktop/ui/documents/view.py" line="151"/>
         <source>Document collections</source>
         <translation>文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="138"/>
+        <location filename="../../desktop/ui/documents/view.py" line="153"/>
         <source>New collection…</source>
         <translation>新建文档集…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="139"/>
+        <location filename="../../desktop/ui/documents/view.py" line="154"/>
         <source>Create a document collection</source>
         <translation>创建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="141"/>
+        <location filename="../../desktop/ui/documents/view.py" line="156"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="143"/>
+        <location filename="../../desktop/ui/documents/view.py" line="158"/>
         <source>Remove the collection&apos;s index (your files are kept)</source>
         <translation>移除该文档集的索引（保留您的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="160"/>
+        <location filename="../../desktop/ui/documents/view.py" line="175"/>
         <source>Folders and files in this collection</source>
         <translation>此文档集中的文件夹和文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="162"/>
+        <location filename="../../desktop/ui/documents/view.py" line="177"/>
         <source>Skipped files and why</source>
         <translation>跳过的文件及原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="163"/>
+        <location filename="../../desktop/ui/documents/view.py" line="178"/>
         <source>Skipped file</source>
         <translation>跳过的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="163"/>
+        <location filename="../../desktop/ui/documents/view.py" line="178"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="166"/>
+        <location filename="../../desktop/ui/documents/view.py" line="181"/>
         <source>Add folder…</source>
         <translation>添加文件夹…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="167"/>
+        <location filename="../../desktop/ui/documents/view.py" line="182"/>
         <source>Add a folder to the collection</source>
         <translation>向文档集添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="169"/>
+        <location filename="../../desktop/ui/documents/view.py" line="184"/>
         <source>Add files…</source>
         <translation>添加文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="170"/>
+        <location filename="../../desktop/ui/documents/view.py" line="185"/>
         <source>Add files to the collection</source>
         <translation>向文档集添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="172"/>
+        <location filename="../../desktop/ui/documents/view.py" line="187"/>
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="174"/>
+        <location filename="../../desktop/ui/documents/view.py" line="189"/>
         <source>Re-index the collection (only changed files are read)</source>
         <translation>重新索引文档集（只读取有变化的文件）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="188"/>
+        <location filename="../../desktop/ui/documents/view.py" line="203"/>
         <source>Sources</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="190"/>
+        <location filename="../../desktop/ui/documents/view.py" line="205"/>
         <source>Skipped</source>
         <translation>已跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="239"/>
-        <location filename="../../desktop/ui/documents/view.py" line="331"/>
+        <location filename="../../desktop/ui/documents/view.py" line="254"/>
+        <location filename="../../desktop/ui/documents/view.py" line="346"/>
         <source>New collections are embedded with </source>
         <translation>新文档集使用的嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="286"/>
+        <location filename="../../desktop/ui/documents/view.py" line="301"/>
         <source>, </source>
         <translation>，</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="317"/>
+        <location filename="../../desktop/ui/documents/view.py" line="332"/>
         <source>… and %1 more files</source>
         <translation>……另有 %1 个文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="335"/>
+        <location filename="../../desktop/ui/documents/view.py" line="350"/>
         <source>No embedding model is on this device yet: a new collection downloads %1 (%2) first.</source>
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="342"/>
+        <location filename="../../desktop/ui/documents/view.py" line="357"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="348"/>
+        <location filename="../../desktop/ui/documents/view.py" line="363"/>
         <source>1 document</source>
         <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="350"/>
+        <location filename="../../desktop/ui/documents/view.py" line="365"/>
         <source>%1 documents</source>
         <translation>%1 个文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="355"/>
+        <location filename="../../desktop/ui/documents/view.py" line="370"/>
         <source>1 chunk</source>
         <translation>1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="355"/>
+        <location filename="../../desktop/ui/documents/view.py" line="370"/>
         <source>%1 chunks</source>
         <translation>%1 个片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="277"/>
+        <location filename="../../desktop/ui/documents/view.py" line="292"/>
         <source>Create a collection, then add folders or files to ask questions about them in a chat.</source>
         <translation>创建文档集，然后添加文件夹或文件，即可在对话中就其内容提问。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="289"/>
+        <location filename="../../desktop/ui/documents/view.py" line="304"/>
         <source>embedding model: </source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="373"/>
-        <location filename="../../desktop/ui/documents/view.py" line="381"/>
+        <location filename="../../desktop/ui/documents/view.py" line="388"/>
+        <location filename="../../desktop/ui/documents/view.py" line="396"/>
         <source>Add a folder</source>
         <translation>添加文件夹</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="391"/>
+        <location filename="../../desktop/ui/documents/view.py" line="406"/>
         <source>Add files</source>
         <translation>添加文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="393"/>
+        <location filename="../../desktop/ui/documents/view.py" line="408"/>
         <source>Documents (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.txt *.md *.html *.htm *.csv *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="415"/>
+        <location filename="../../desktop/ui/documents/view.py" line="430"/>
         <source>Removed the index of </source>
         <translation>已移除索引：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="415"/>
+        <location filename="../../desktop/ui/documents/view.py" line="430"/>
         <source> (your files are untouched)</source>
         <translation>（您的文件未被改动）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="449"/>
+        <location filename="../../desktop/ui/documents/view.py" line="464"/>
         <source>%1 understands English only, and these documents have Chinese names or text: searches will miss much of them. For Chinese documents, make a collection with %2 (multilingual) on New collection…</source>
         <translation>%1 只懂英文，而这些文档的名称或内容含有中文：搜索会漏掉其中很多内容。中文文档请用“新建文档集…”创建一个使用 %2（多语言）的文档集。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="480"/>
+        <location filename="../../desktop/ui/documents/view.py" line="495"/>
         <source>Wait for the current indexing to finish, or cancel it.</source>
         <translation>请等待当前索引完成，或取消它。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="491"/>
+        <location filename="../../desktop/ui/documents/view.py" line="506"/>
         <source>Indexing </source>
         <translation>正在索引 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="500"/>
+        <location filename="../../desktop/ui/documents/view.py" line="515"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="506"/>
+        <location filename="../../desktop/ui/documents/view.py" line="521"/>
         <source>%1: waiting for another indexing of this collection to finish…</source>
         <translation>%1：正在等待此集合的另一次索引完成…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="519"/>
+        <location filename="../../desktop/ui/documents/view.py" line="534"/>
         <source>%n added</source>
         <translation>
             <numerusform>新增 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="521"/>
+        <location filename="../../desktop/ui/documents/view.py" line="536"/>
         <source>%n updated</source>
         <translation>
             <numerusform>更新 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="523"/>
+        <location filename="../../desktop/ui/documents/view.py" line="538"/>
         <source>%n unchanged</source>
         <translation>
             <numerusform>未变 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="525"/>
+        <location filename="../../desktop/ui/documents/view.py" line="540"/>
         <source>%n removed</source>
         <translation>
             <numerusform>移除 %n</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/documents/view.py" line="527"/>
+        <location filename="../../desktop/ui/documents/view.py" line="542"/>
         <source>%n skipped</source>
         <translation>
             <numerusform>跳过 %n</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/view.py" line="530"/>
+        <location filename="../../desktop/ui/documents/view.py" line="545"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
@@ -1128,27 +1128,27 @@
 <context>
     <name>EmbeddingDownload</name>
     <message>
-        <location filename="../../desktop/ui/documents/embedding_download.py" line="78"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="95"/>
         <source>%1 needs the embedding model %2: download it on the Models screen first.</source>
         <translation>%1 需要嵌入模型 %2：请先在“模型”页面下载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/embedding_download.py" line="87"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="104"/>
         <source>%1 needs the embedding model %2, which is not downloaded yet (%3). Download it, then the indexing starts.</source>
         <translation>%1 需要嵌入模型 %2，该模型尚未下载（%3）。下载后将开始建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/embedding_download.py" line="119"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="136"/>
         <source>Downloading </source>
         <translation>正在下载 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/embedding_download.py" line="125"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="142"/>
         <source>downloading the embedding model</source>
         <translation>正在下载嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/embedding_download.py" line="140"/>
+        <location filename="../../desktop/ui/documents/embedding_download.py" line="157"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
@@ -1156,53 +1156,53 @@
 <context>
     <name>EncryptionSwitch</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="61"/>
-        <location filename="../../desktop/ui/settings/encryption.py" line="63"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="94"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="96"/>
         <source>Encrypt my data at rest</source>
         <translation>加密保存我的数据</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="66"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="99"/>
         <source>your passphrase</source>
         <translation>您的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="68"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="101"/>
         <source>the OS keyring</source>
         <translation>系统密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="71"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="104"/>
         <source>Encrypted (%1); the key is in %2.</source>
         <translation>已加密（%1）；密钥保存在%2中。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="77"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="110"/>
         <source>Not encrypted: conversations and document indexes are plain files, readable by anyone who gets a copy.</source>
         <translation>未加密：对话和文档索引是普通文件，任何拿到副本的人都能读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="84"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="117"/>
         <source>Passphrase (optional: instead of the OS keyring)</source>
         <translation>密码短语（可选：代替系统密钥环）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="84"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="117"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="109"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="142"/>
         <source>Your organization requires encrypted data (policy EncryptAtRest): it cannot be turned off.</source>
         <translation>您的组织要求数据加密（策略 EncryptAtRest）：无法关闭。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="88"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="121"/>
         <source>Passphrase again</source>
         <translation>再次输入密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="96"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="129"/>
         <source>Back up the key…</source>
         <translation>备份密钥…</translation>
     </message>
@@ -1436,82 +1436,82 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="93"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="91"/>
         <source>Welcome to EdgeDesk</source>
         <translation>欢迎使用 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="96"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="94"/>
         <source>Let&apos;s get a model onto this machine</source>
         <translation>先为这台电脑准备一个模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="102"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="100"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="112"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="110"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="127"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="125"/>
         <source>Skip</source>
         <translation>跳过</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="128"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="126"/>
         <source>Skip setup (choose a model later)</source>
         <translation>跳过设置（稍后再选模型）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="130"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="128"/>
         <source>Download and start</source>
         <translation>下载并开始</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="132"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="130"/>
         <source>Download the recommended model</source>
         <translation>下载推荐的模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="134"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="132"/>
         <source>Import a file I have…</source>
         <translation>导入已有的文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="135"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="133"/>
         <source>Import a GGUF model file from this computer</source>
         <translation>从此电脑导入 GGUF 模型文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="147"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="145"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="164"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="162"/>
         <source>No catalog model fits this machine. Import a GGUF file on the Models screen instead.</source>
         <translation>目录中没有适合本机的模型。请在“模型”页面导入 GGUF 文件。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="172"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="170"/>
         <source>Recommended: </source>
         <translation>推荐：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="182"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="180"/>
         <source>Starting the download…</source>
         <translation>正在开始下载…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="212"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="210"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/first_run.py" line="223"/>
+        <location filename="../../desktop/ui/shell/first_run.py" line="221"/>
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
@@ -1746,84 +1746,84 @@
 <context>
     <name>HubSearch</name>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="51"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="68"/>
         <source>Search the Hub for GGUF models (e.g. glm-4)</source>
         <translation>在模型仓库中搜索 GGUF 模型（例如 glm-4）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="52"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="69"/>
         <source>Hub search</source>
         <translation>模型仓库搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="54"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="71"/>
         <source>Search Hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="55"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
         <source>Search the model hub</source>
         <translation>搜索模型仓库</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="57"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="74"/>
         <source>Download quant</source>
         <translation>下载此量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="58"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="75"/>
         <source>Download the selected quant</source>
         <translation>下载所选的量化版本</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="60"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="77"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="61"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="78"/>
         <source>Cancel the Hub search</source>
         <translation>取消模型中心搜索</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="70"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="87"/>
         <source>Hub search results</source>
         <translation>模型仓库搜索结果</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="89"/>
         <source>Repository / quant</source>
         <translation>仓库 / 量化</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="89"/>
         <source>Downloads</source>
         <translation>下载次数</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="72"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="89"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="101"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="118"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="113"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="130"/>
         <source>Search cancelled.</source>
         <translation>已取消搜索。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../../desktop/ui/models/hub_search.py" line="137"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="154"/>
         <source>%n repositories found</source>
         <translation>
             <numerusform>找到 %n 个仓库</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/hub_search.py" line="146"/>
+        <location filename="../../desktop/ui/models/hub_search.py" line="163"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
     </message>
@@ -2123,158 +2123,158 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="237"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="242"/>
         <source>Chats</source>
         <translation>聊天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="238"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="243"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="239"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="244"/>
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="240"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="245"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="241"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="246"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="251"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="256"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="308"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="313"/>
         <source>Model: </source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="310"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="315"/>
         <source>Loading %1…</source>
         <translation>正在加载 %1…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="312"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="317"/>
         <source>No chat model loaded</source>
         <translation>未加载对话模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="314"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="319"/>
         <source>No model loaded</source>
         <translation>未加载模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="316"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="321"/>
         <source>Memory: </source>
         <translation>内存：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="318"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="323"/>
         <source>● Offline mode</source>
         <translation>● 离线模式</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="322"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="327"/>
         <source>No network connection will be made (Settings: Network)</source>
         <translation>不会建立任何网络连接（设置：网络）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="528"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="533"/>
         <source>Settings not saved</source>
         <translation>设置未保存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="553"/>
-        <location filename="../../desktop/ui/shell/main_window.py" line="574"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="558"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="579"/>
         <source>The new language shows the next time EdgeDesk starts.</source>
         <translation>新语言将在 EdgeDesk 下次启动时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="557"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="562"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="559"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="564"/>
         <source>The new language shows after EdgeDesk restarts. Restart now? Answers being written are stopped; your chats are kept.</source>
         <translation>新语言在 EdgeDesk 重新启动后生效。现在重新启动吗？正在生成的回答会停止；你的对话都会保留。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="565"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="570"/>
         <source>Restart now</source>
         <translation>立即重新启动</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="566"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="571"/>
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="603"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="608"/>
         <source>your passphrase</source>
         <translation>你的密码短语</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="605"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="610"/>
         <source>this computer&apos;s keyring</source>
         <translation>这台电脑的密钥环</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="608"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="613"/>
         <source>Your data is now encrypted; the key is in %1. Chats, documents and their indexes are unreadable without it.</source>
         <translation>你的数据现已加密；密钥保存在%1中。没有它，对话、文档及其索引都无法读取。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="613"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="618"/>
         <source>Your data is no longer encrypted: chats and document indexes are now plain files. Turn encryption on again in Settings at any time.</source>
         <translation>你的数据已不再加密：对话和文档索引现在是普通文件。可随时在设置中重新开启加密。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="621"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="626"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="662"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="667"/>
         <source>The answer being written stops where it is.</source>
         <translation>正在生成的回答会停在当前位置。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="665"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="670"/>
         <source>The local API server at %1 stops: programs using it lose it.</source>
         <translation>位于 %1 的本地 API 服务器会停止：正在使用它的程序将无法再连接。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="673"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="678"/>
         <source>Quit EdgeDesk?</source>
         <translation>退出 EdgeDesk？</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="674"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="679"/>
         <source>Quitting EdgeDesk now:</source>
         <translation>现在退出 EdgeDesk：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="681"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="686"/>
         <source>To keep the server running with the window closed, tick &quot;Closing the window keeps the server running in the tray&quot; in Settings.</source>
         <translation>若要在关闭窗口后让服务器继续运行，请在设置中勾选“关闭窗口后服务器继续在托盘中运行”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="686"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="691"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/shell/main_window.py" line="721"/>
+        <location filename="../../desktop/ui/shell/main_window.py" line="726"/>
         <source>EdgeDesk cannot open this file: </source>
         <translation>EdgeDesk 无法打开此文件：</translation>
     </message>
@@ -2521,285 +2521,285 @@
 <context>
     <name>ModelsView</name>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="90"/>
+        <location filename="../../desktop/ui/models/view.py" line="119"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="100"/>
+        <location filename="../../desktop/ui/models/view.py" line="129"/>
         <source>Model catalog</source>
         <translation>模型目录</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="134"/>
+        <location filename="../../desktop/ui/models/view.py" line="163"/>
         <source>Filter these models (name, kind, quant)</source>
         <translation>筛选这些模型（名称、类型、量化）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="135"/>
+        <location filename="../../desktop/ui/models/view.py" line="164"/>
         <source>Filter the model list</source>
         <translation>筛选模型列表</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="146"/>
+        <location filename="../../desktop/ui/models/view.py" line="175"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="148"/>
+        <location filename="../../desktop/ui/models/view.py" line="177"/>
         <source>Show the selected model&apos;s details: architecture, files, fit</source>
         <translation>显示所选模型的详情：架构、文件、适配</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="158"/>
+        <location filename="../../desktop/ui/models/view.py" line="187"/>
         <source>Import GGUF…</source>
         <translation>导入 GGUF…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="159"/>
+        <location filename="../../desktop/ui/models/view.py" line="188"/>
         <source>Import a local GGUF file</source>
         <translation>导入本地 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="161"/>
+        <location filename="../../desktop/ui/models/view.py" line="190"/>
         <source>Load</source>
         <translation>加载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="162"/>
+        <location filename="../../desktop/ui/models/view.py" line="191"/>
         <source>Load the selected model into memory</source>
         <translation>将所选模型加载到内存</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="164"/>
+        <location filename="../../desktop/ui/models/view.py" line="193"/>
         <source>Use in chat</source>
         <translation>在聊天中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="166"/>
+        <location filename="../../desktop/ui/models/view.py" line="195"/>
         <source>Use the selected model in the chat</source>
         <translation>在聊天中使用所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="168"/>
+        <location filename="../../desktop/ui/models/view.py" line="197"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="169"/>
+        <location filename="../../desktop/ui/models/view.py" line="198"/>
         <source>Download the selected model</source>
         <translation>下载所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="171"/>
+        <location filename="../../desktop/ui/models/view.py" line="200"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="172"/>
+        <location filename="../../desktop/ui/models/view.py" line="201"/>
         <source>Pause the download (resume continues it)</source>
         <translation>暂停下载（继续时从中断处接着下载）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="174"/>
+        <location filename="../../desktop/ui/models/view.py" line="203"/>
         <source>Stop for now and keep the downloaded part; Download continues from there</source>
         <translation>暂时停止并保留已下载部分；再次下载时从该处继续</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="177"/>
+        <location filename="../../desktop/ui/models/view.py" line="206"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="179"/>
+        <location filename="../../desktop/ui/models/view.py" line="208"/>
         <source>Cancel the download and delete its partial files</source>
         <translation>取消下载并删除其未完成的文件</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="182"/>
+        <location filename="../../desktop/ui/models/view.py" line="211"/>
         <source>Stop the download (running or paused) and delete what was downloaded so far</source>
         <translation>停止下载（进行中或已暂停）并删除目前已下载的内容</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="186"/>
+        <location filename="../../desktop/ui/models/view.py" line="215"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="188"/>
+        <location filename="../../desktop/ui/models/view.py" line="217"/>
         <source>Load the selected model again, although it crashed on every load</source>
         <translation>再次加载所选模型（尽管它每次加载都崩溃）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="191"/>
+        <location filename="../../desktop/ui/models/view.py" line="220"/>
         <source>It crashed each time it loaded; after fixing or replacing the file, try again</source>
         <translation>它每次加载都崩溃；修复或替换文件后再试</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="195"/>
+        <location filename="../../desktop/ui/models/view.py" line="224"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="196"/>
+        <location filename="../../desktop/ui/models/view.py" line="225"/>
         <source>Remove the selected model</source>
         <translation>移除所选模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="201"/>
+        <location filename="../../desktop/ui/models/view.py" line="230"/>
         <source>Download progress</source>
         <translation>下载进度</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="269"/>
+        <location filename="../../desktop/ui/models/view.py" line="298"/>
         <source>This machine: </source>
         <translation>本机：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="309"/>
+        <location filename="../../desktop/ui/models/view.py" line="338"/>
         <source>runs on {0} — leaves this device</source>
         <translation>在 {0} 上运行 — 数据会离开本设备</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="322"/>
+        <location filename="../../desktop/ui/models/view.py" line="351"/>
         <source>broken: crashed on every load</source>
         <translation>已损坏：每次加载都崩溃</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="340"/>
+        <location filename="../../desktop/ui/models/view.py" line="369"/>
         <source>%1 will be loaded again at its next use.</source>
         <translation>%1 将在下次使用时重新加载。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="350"/>
+        <location filename="../../desktop/ui/models/view.py" line="379"/>
         <source>It crashed every time it loaded: %1</source>
         <translation>它每次加载都崩溃：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="365"/>
-        <location filename="../../desktop/ui/models/view.py" line="370"/>
+        <location filename="../../desktop/ui/models/view.py" line="394"/>
+        <location filename="../../desktop/ui/models/view.py" line="399"/>
         <source>Imported in place: </source>
         <translation>原位导入：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="386"/>
+        <location filename="../../desktop/ui/models/view.py" line="415"/>
         <source>SHA-256 verified at download: </source>
         <translation>下载时已校验 SHA-256：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="419"/>
+        <location filename="../../desktop/ui/models/view.py" line="448"/>
         <source>Import a GGUF model (for a vision model, select its mmproj projector too)</source>
         <translation>导入 GGUF 模型（视觉模型请同时选择其 mmproj 投影器）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="421"/>
+        <location filename="../../desktop/ui/models/view.py" line="450"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="435"/>
+        <location filename="../../desktop/ui/models/view.py" line="464"/>
         <source>Importing </source>
         <translation>正在导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="442"/>
+        <location filename="../../desktop/ui/models/view.py" line="471"/>
         <source>Imported </source>
         <translation>已导入 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="460"/>
+        <location filename="../../desktop/ui/models/view.py" line="489"/>
         <source>Download this model first: </source>
         <translation>请先下载此模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="466"/>
+        <location filename="../../desktop/ui/models/view.py" line="495"/>
         <source>%1 is an embedding model: it cannot chat. Documents → New collection uses it to index files.</source>
         <translation>%1 是嵌入模型，不能用于对话。请在“文档 → 新建文档集”中用它为文件建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="470"/>
+        <location filename="../../desktop/ui/models/view.py" line="499"/>
         <source>%1 cannot chat.</source>
         <translation>%1 不能用于对话。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="493"/>
+        <location filename="../../desktop/ui/models/view.py" line="522"/>
         <source>Reading the details of %1…</source>
         <translation>正在读取 %1 的详情…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="519"/>
+        <location filename="../../desktop/ui/models/view.py" line="548"/>
         <source>loading…</source>
         <translation>加载中…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="531"/>
+        <location filename="../../desktop/ui/models/view.py" line="560"/>
         <source>Remove model</source>
         <translation>移除模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="533"/>
+        <location filename="../../desktop/ui/models/view.py" line="562"/>
         <source>Remove %1? Downloaded files are deleted; imported files are only forgotten.</source>
         <translation>移除 %1？下载的文件将被删除；导入的文件只会从列表中移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="551"/>
+        <location filename="../../desktop/ui/models/view.py" line="580"/>
         <source>Removed </source>
         <translation>已移除 </translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="572"/>
+        <location filename="../../desktop/ui/models/view.py" line="601"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="574"/>
+        <location filename="../../desktop/ui/models/view.py" line="603"/>
         <source>Cancel the download of %1 and delete what was downloaded so far? Pause keeps it instead.</source>
         <translation>取消 %1 的下载并删除目前已下载的内容？若要保留，请使用“暂停”。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="112"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="145"/>
         <source>Still deleting the cancelled download of </source>
         <translation>仍在删除已取消的下载：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="144"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="177"/>
         <source>starting…</source>
         <translation>正在开始…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="164"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="197"/>
         <source>cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="201"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="234"/>
         <source>Finished before it could be cancelled; Remove deletes it: </source>
         <translation>取消前已下载完成；可用“移除”删除：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="207"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="240"/>
         <source>cancelled</source>
         <translation>已取消</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="210"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="243"/>
         <source>Cancelled %1; deleted %2 of partial download</source>
         <translation>已取消 %1；删除了 %2 的未完成下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="90"/>
-        <location filename="../../desktop/ui/models/downloads.py" line="220"/>
-        <location filename="../../desktop/ui/models/downloads.py" line="240"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="123"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="253"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="273"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/downloads.py" line="258"/>
+        <location filename="../../desktop/ui/models/downloads.py" line="291"/>
         <source>Installed and verified: </source>
         <translation>已安装并校验：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/models/view.py" line="599"/>
+        <location filename="../../desktop/ui/models/view.py" line="628"/>
         <source>loaded</source>
         <translation>已加载</translation>
     </message>
@@ -2807,77 +2807,77 @@
 <context>
     <name>NewCollectionDialog</name>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="115"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="154"/>
         <source>New collection</source>
         <translation>新建文档集</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="120"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="159"/>
         <source>Name of the collection</source>
         <translation>文档集名称</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="123"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="162"/>
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="131"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="170"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="138"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="177"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="141"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="180"/>
         <source>Import a file…</source>
         <translation>导入文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="142"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="181"/>
         <source>Use an embedding model (.gguf) on this computer</source>
         <translation>使用此电脑上的嵌入模型（.gguf）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="146"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="185"/>
         <source>Embedding model:</source>
         <translation>嵌入模型：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="162"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="201"/>
         <source>Import an embedding model</source>
         <translation>导入嵌入模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="162"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="201"/>
         <source>GGUF models (*.gguf)</source>
         <translation>GGUF 模型 (*.gguf)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="207"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="246"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="209"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="248"/>
         <source>Documents are embedded with %1 on this device.</source>
         <translation>文档将在本机用 %1 生成嵌入。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="215"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="254"/>
         <source>%1 is not downloaded yet: it is downloaded first (%2), then your documents are indexed.</source>
         <translation>%1 尚未下载：将先下载（%2），然后为你的文档建立索引。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="223"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="262"/>
         <source>Create</source>
         <translation>创建</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/documents/new_collection.py" line="225"/>
+        <location filename="../../desktop/ui/documents/new_collection.py" line="264"/>
         <source>Download and create</source>
         <translation>下载并创建</translation>
     </message>
@@ -3031,17 +3031,17 @@
 <context>
     <name>PassphraseDialog</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="301"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="334"/>
         <source>Unlock EdgeDesk</source>
         <translation>解锁 EdgeDesk</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="305"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="338"/>
         <source>Your conversations and documents are encrypted with a passphrase. Enter it to open them (asked once per session).</source>
         <translation>您的对话和文档已用密码短语加密。请输入密码短语以打开它们（每次会话只问一次）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="312"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="345"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
@@ -3201,235 +3201,235 @@
 <context>
     <name>ServerView</name>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="159"/>
+        <location filename="../../desktop/ui/server/view.py" line="220"/>
         <source>Local API server</source>
         <translation>本地 API 服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="118"/>
+        <location filename="../../desktop/ui/server/view.py" line="179"/>
         <source>Start the server with EdgeDesk</source>
         <translation>随 EdgeDesk 启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="126"/>
+        <location filename="../../desktop/ui/server/view.py" line="187"/>
         <source>Allowed browser origins, comma-separated (none by default)</source>
         <translation>允许的浏览器来源，用逗号分隔（默认无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="128"/>
+        <location filename="../../desktop/ui/server/view.py" line="189"/>
         <source>Allowed origins</source>
         <translation>允许的来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="129"/>
+        <location filename="../../desktop/ui/server/view.py" line="190"/>
         <source>Save origins</source>
         <translation>保存来源</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="142"/>
+        <location filename="../../desktop/ui/server/view.py" line="203"/>
         <source>No requests yet. Start the server and call it from another program: each request is listed here.</source>
         <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="191"/>
+        <location filename="../../desktop/ui/server/view.py" line="252"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="193"/>
+        <location filename="../../desktop/ui/server/view.py" line="254"/>
         <source>kept for %1 days</source>
         <translation>保留 %1 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="195"/>
+        <location filename="../../desktop/ui/server/view.py" line="256"/>
         <source>kept until deleted; set a retention period in Settings</source>
         <translation>保留至删除；可在设置中设定保留期限</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="199"/>
+        <location filename="../../desktop/ui/server/view.py" line="260"/>
         <source>Requests (the log keeps no content). Note: /v1/responses stores its prompts and answers unless a request says store: false — %1.</source>
         <translation>请求（日志不记录内容）。注意：/v1/responses 会保存提示和回答，除非请求中指定 store: false —— %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="217"/>
+        <location filename="../../desktop/ui/server/view.py" line="278"/>
         <source>Copy address</source>
         <translation>复制地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="237"/>
+        <location filename="../../desktop/ui/server/view.py" line="298"/>
         <source>Port %1 saved; the running server keeps its port until it is restarted.</source>
         <translation>端口 %1 已保存；正在运行的服务器在重新启动前仍使用原端口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="240"/>
+        <location filename="../../desktop/ui/server/view.py" line="301"/>
         <source>Port %1 saved.</source>
         <translation>端口 %1 已保存。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="258"/>
+        <location filename="../../desktop/ui/server/view.py" line="319"/>
         <source>Edit scope…</source>
         <translation>编辑权限范围…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="259"/>
+        <location filename="../../desktop/ui/server/view.py" line="320"/>
         <source>Edit the selected key&apos;s scope</source>
         <translation>编辑所选密钥的权限范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="276"/>
+        <location filename="../../desktop/ui/server/view.py" line="337"/>
         <source>The new API key</source>
         <translation>新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="277"/>
+        <location filename="../../desktop/ui/server/view.py" line="338"/>
         <source>Copy key</source>
         <translation>复制密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="278"/>
+        <location filename="../../desktop/ui/server/view.py" line="339"/>
         <source>Copy the new API key</source>
         <translation>复制新的 API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="308"/>
+        <location filename="../../desktop/ui/server/view.py" line="369"/>
         <source>Code snippet</source>
         <translation>代码示例</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="410"/>
+        <location filename="../../desktop/ui/server/view.py" line="467"/>
         <source>Port %1 is used by another program. Type another port beside the address and start the server again.</source>
         <translation>端口 %1 已被其他程序占用。请在地址旁输入另一个端口，然后再次启动服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="417"/>
+        <location filename="../../desktop/ui/server/view.py" line="474"/>
         <source>Port %1 is used by another program. Port %2 is free and filled in beside the address: press Start server to use it, or type another.</source>
         <translation>端口 %1 已被其他程序占用。端口 %2 空闲，已填入地址旁：按“启动服务器”即可使用，或输入其他端口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="454"/>
+        <location filename="../../desktop/ui/server/view.py" line="511"/>
         <source>No API keys yet. Every request needs one: New key… makes it.</source>
         <translation>还没有 API 密钥。每个请求都需要一个：点“新建密钥…”创建。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="456"/>
+        <location filename="../../desktop/ui/server/view.py" line="513"/>
         <source>No API keys; this server answers without one (--no-auth).</source>
         <translation>没有 API 密钥；此服务器无需密钥即可应答（--no-auth）。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="474"/>
-        <location filename="../../desktop/ui/server/view.py" line="514"/>
+        <location filename="../../desktop/ui/server/view.py" line="531"/>
+        <location filename="../../desktop/ui/server/view.py" line="571"/>
         <source>Pick at least one endpoint for the key.</source>
         <translation>请为该密钥至少选择一个接口。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="494"/>
+        <location filename="../../desktop/ui/server/view.py" line="551"/>
         <source>New key for %1: copy it now, it is shown only while this screen is open.</source>
         <translation>%1 的新密钥：请立即复制，它只在此页面打开期间显示。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="530"/>
+        <location filename="../../desktop/ui/server/view.py" line="587"/>
         <source>Changed the scope of the key for %1; it applies to its next request.</source>
         <translation>已更改 %1 的密钥权限范围；从其下一个请求起生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="139"/>
+        <location filename="../../desktop/ui/server/view.py" line="200"/>
         <source>Request log</source>
         <translation>请求日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="206"/>
-        <location filename="../../desktop/ui/server/view.py" line="359"/>
+        <location filename="../../desktop/ui/server/view.py" line="267"/>
+        <location filename="../../desktop/ui/server/view.py" line="420"/>
         <source>Start server</source>
         <translation>启动服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="208"/>
+        <location filename="../../desktop/ui/server/view.py" line="269"/>
         <source>Start or stop the server</source>
         <translation>启动或停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="210"/>
-        <location filename="../../desktop/ui/server/view.py" line="360"/>
+        <location filename="../../desktop/ui/server/view.py" line="271"/>
+        <location filename="../../desktop/ui/server/view.py" line="421"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="213"/>
+        <location filename="../../desktop/ui/server/view.py" line="274"/>
         <source>Server address</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="218"/>
+        <location filename="../../desktop/ui/server/view.py" line="279"/>
         <source>Copy the server address</source>
         <translation>复制服务器地址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="248"/>
+        <location filename="../../desktop/ui/server/view.py" line="309"/>
         <source>API keys</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="256"/>
+        <location filename="../../desktop/ui/server/view.py" line="317"/>
         <source>New key…</source>
         <translation>新建密钥…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="261"/>
+        <location filename="../../desktop/ui/server/view.py" line="322"/>
         <source>Revoke</source>
         <translation>吊销</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="313"/>
+        <location filename="../../desktop/ui/server/view.py" line="374"/>
         <source>Client to set up</source>
         <translation>要设置的客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="316"/>
+        <location filename="../../desktop/ui/server/view.py" line="377"/>
         <source>Copy snippet</source>
         <translation>复制代码</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="317"/>
+        <location filename="../../desktop/ui/server/view.py" line="378"/>
         <source>Copy the code snippet</source>
         <translation>复制代码片段</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="322"/>
+        <location filename="../../desktop/ui/server/view.py" line="383"/>
         <source>Use it from</source>
         <translation>在以下工具中使用</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="343"/>
+        <location filename="../../desktop/ui/server/view.py" line="404"/>
         <source>No chat model is installed yet: download or import one on the Models screen, then use its id in place of %1.</source>
         <translation>尚未安装聊天模型：请在“模型”页面下载或导入一个，然后用它的 ID 替换 %1。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="348"/>
+        <location filename="../../desktop/ui/server/view.py" line="409"/>
         <source>%1 is a chat model on this device; any id from /v1/models works.</source>
         <translation>%1 是本机上的聊天模型；/v1/models 列出的任何 ID 都可以使用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="359"/>
+        <location filename="../../desktop/ui/server/view.py" line="420"/>
         <source>Stop server</source>
         <translation>停止服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="360"/>
+        <location filename="../../desktop/ui/server/view.py" line="421"/>
         <source>● Running</source>
         <translation>● 运行中</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="585"/>
+        <location filename="../../desktop/ui/server/view.py" line="642"/>
         <source>Saved; applies the next time the server starts.</source>
         <translation>已保存，下次启动服务器时生效。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="167"/>
+        <location filename="../../desktop/ui/server/view.py" line="228"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/view.py" line="172"/>
+        <location filename="../../desktop/ui/server/view.py" line="233"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -3611,37 +3611,37 @@
 <context>
     <name>SwitchProgress</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="205"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="238"/>
         <source>Encryption</source>
         <translation>加密</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="207"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="240"/>
         <source>Encrypting your data…</source>
         <translation>正在加密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="207"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="240"/>
         <source>Decrypting your data…</source>
         <translation>正在解密您的数据…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="223"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="256"/>
         <source>Copied into a new file…</source>
         <translation>已复制到新文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="224"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="257"/>
         <source>The copy checked row for row…</source>
         <translation>副本已逐行核对…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="225"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="258"/>
         <source>The new file took the old one&apos;s place…</source>
         <translation>新文件已替换旧文件…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="237"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="270"/>
         <source>Encryption not changed</source>
         <translation>加密设置未更改</translation>
     </message>
@@ -3727,184 +3727,184 @@
 <context>
     <name>ToolsView</name>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="54"/>
+        <location filename="../../desktop/ui/tools/view.py" line="66"/>
         <source>Tools</source>
         <translation>工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="62"/>
+        <location filename="../../desktop/ui/tools/view.py" line="74"/>
         <source>Server or tool</source>
         <translation>服务器或工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="62"/>
+        <location filename="../../desktop/ui/tools/view.py" line="74"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="62"/>
+        <location filename="../../desktop/ui/tools/view.py" line="74"/>
         <source>Command or URL</source>
         <translation>命令或网址</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="64"/>
+        <location filename="../../desktop/ui/tools/view.py" line="76"/>
         <source>Tool servers</source>
         <translation>工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="92"/>
+        <location filename="../../desktop/ui/tools/view.py" line="104"/>
         <source>Start and list tools</source>
         <translation>启动并列出工具</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="94"/>
+        <location filename="../../desktop/ui/tools/view.py" line="106"/>
         <source>Reload</source>
         <translation>重新载入</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="96"/>
+        <location filename="../../desktop/ui/tools/view.py" line="108"/>
         <source>Ask again</source>
         <translation>再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="98"/>
+        <location filename="../../desktop/ui/tools/view.py" line="110"/>
         <source>Forget the selected &apos;Always for this tool&apos; answer: its next call asks again</source>
         <translation>忘记所选的“始终允许此工具”答复：下次调用时会再次询问</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="101"/>
+        <location filename="../../desktop/ui/tools/view.py" line="113"/>
         <source>Add server…</source>
         <translation>添加服务器…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="103"/>
+        <location filename="../../desktop/ui/tools/view.py" line="115"/>
         <source>Paste mcp.json…</source>
         <translation>粘贴 mcp.json…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="105"/>
-        <location filename="../../desktop/ui/tools/view.py" line="174"/>
+        <location filename="../../desktop/ui/tools/view.py" line="117"/>
+        <location filename="../../desktop/ui/tools/view.py" line="186"/>
         <source>Edit…</source>
         <translation>编辑…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="106"/>
+        <location filename="../../desktop/ui/tools/view.py" line="118"/>
         <source>Edit the selected tool server</source>
         <translation>编辑所选工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="108"/>
-        <location filename="../../desktop/ui/tools/view.py" line="175"/>
+        <location filename="../../desktop/ui/tools/view.py" line="120"/>
+        <location filename="../../desktop/ui/tools/view.py" line="187"/>
         <source>Remove…</source>
         <translation>移除…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="110"/>
+        <location filename="../../desktop/ui/tools/view.py" line="122"/>
         <source>Remove the selected tool server</source>
         <translation>移除所选工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="160"/>
+        <location filename="../../desktop/ui/tools/view.py" line="172"/>
         <source>Its log ends with:</source>
         <translation>它的日志最后几行：</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="194"/>
+        <location filename="../../desktop/ui/tools/view.py" line="206"/>
         <source>Saved {name}. Start and list tools to try it.</source>
         <translation>已保存 {name}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="204"/>
+        <location filename="../../desktop/ui/tools/view.py" line="216"/>
         <source>{name} is provided by your organization and cannot be removed.</source>
         <translation>{name} 由你的组织提供，无法移除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="211"/>
+        <location filename="../../desktop/ui/tools/view.py" line="223"/>
         <source>Remove tool server</source>
         <translation>移除工具服务器</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="213"/>
+        <location filename="../../desktop/ui/tools/view.py" line="225"/>
         <source>Remove the tool server {name}? Chats can no longer call its tools; its token, if any, is deleted from the OS keyring.</source>
         <translation>移除工具服务器 {name}？对话将无法再调用它的工具；它的令牌（如有）会从系统密钥环中删除。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="229"/>
+        <location filename="../../desktop/ui/tools/view.py" line="241"/>
         <source>Removed the tool server {name}.</source>
         <translation>已移除工具服务器 {name}。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="245"/>
+        <location filename="../../desktop/ui/tools/view.py" line="257"/>
         <source>Added {names}. Start and list tools to try them.</source>
         <translation>已添加 {names}。点击“启动并列出工具”试用。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="287"/>
+        <location filename="../../desktop/ui/tools/view.py" line="299"/>
         <source>Its log</source>
         <translation>其日志</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="287"/>
+        <location filename="../../desktop/ui/tools/view.py" line="299"/>
         <source>(nothing written)</source>
         <translation>（未写入任何内容）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="301"/>
+        <location filename="../../desktop/ui/tools/view.py" line="313"/>
         <source>Select a tool under &apos;Always allowed&apos; first.</source>
         <translation>请先在“始终允许”下选择一个工具。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="315"/>
+        <location filename="../../desktop/ui/tools/view.py" line="327"/>
         <source>Built-in (documents)</source>
         <translation>内置（文档）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="315"/>
+        <location filename="../../desktop/ui/tools/view.py" line="327"/>
         <source>no approval</source>
         <translation>无需批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="321"/>
+        <location filename="../../desktop/ui/tools/view.py" line="333"/>
         <source>refused: {why}</source>
         <translation>已拒绝：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="323"/>
+        <location filename="../../desktop/ui/tools/view.py" line="335"/>
         <source>failed: {why}</source>
         <translation>失败：{why}</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="325"/>
+        <location filename="../../desktop/ui/tools/view.py" line="337"/>
         <source>allowed</source>
         <translation>已允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="341"/>
+        <location filename="../../desktop/ui/tools/view.py" line="353"/>
         <source>not honoured: approval required</source>
         <translation>未生效：需要批准</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="343"/>
+        <location filename="../../desktop/ui/tools/view.py" line="355"/>
         <source>runs without asking</source>
         <translation>无需询问即可运行</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="345"/>
+        <location filename="../../desktop/ui/tools/view.py" line="357"/>
         <source>Always allowed</source>
         <translation>始终允许</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="358"/>
+        <location filename="../../desktop/ui/tools/view.py" line="370"/>
         <source>Your organization requires approval of every tool call.</source>
         <translation>你的组织要求每次调用工具前都须批准。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="360"/>
+        <location filename="../../desktop/ui/tools/view.py" line="372"/>
         <source>Only the tool servers your organization lists may run.</source>
         <translation>只能运行你的组织列出的工具服务器。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/tools/view.py" line="362"/>
+        <location filename="../../desktop/ui/tools/view.py" line="374"/>
         <source>No tool servers yet: Add server… or Paste mcp.json… adds one.</source>
         <translation>还没有工具服务器：用“添加服务器…”或“粘贴 mcp.json…”添加。</translation>
     </message>
@@ -3930,183 +3930,183 @@
 <context>
     <name>UsageTab</name>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="143"/>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="210"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="162"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="229"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="144"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="163"/>
         <source>Tokens</source>
         <translation>词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="145"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="164"/>
         <source>Total time (ms), p50 and p99</source>
         <translation>总耗时（毫秒），p50 与 p99</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="146"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="165"/>
         <source>Error rate (%)</source>
         <translation>错误率（%）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="154"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="173"/>
         <source>Usage per key or model</source>
         <translation>按密钥或模型的用量</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="166"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="185"/>
         <source>Time range</source>
         <translation>时间范围</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="168"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="187"/>
         <source>Last 24 hours</source>
         <translation>最近 24 小时</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="169"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="188"/>
         <source>Last 7 days</source>
         <translation>最近 7 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="170"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="189"/>
         <source>Last 30 days</source>
         <translation>最近 30 天</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="174"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="193"/>
         <source>Group by</source>
         <translation>分组方式</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="175"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="194"/>
         <source>By key</source>
         <translation>按密钥</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="176"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="195"/>
         <source>By model</source>
         <translation>按模型</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="177"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="196"/>
         <source>By client</source>
         <translation>按客户端</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="178"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="197"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="179"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="198"/>
         <source>Export the usage table as CSV</source>
         <translation>将用量表导出为 CSV</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="211"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="230"/>
         <source>Errors</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="212"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="231"/>
         <source>Prompt tokens</source>
         <translation>提示词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="213"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="232"/>
         <source>Completion tokens</source>
         <translation>生成词元</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="214"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="233"/>
         <source>TTFT p50</source>
         <translation>首词元 p50</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="215"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="234"/>
         <source>Total p50 / p99</source>
         <translation>总耗时 p50 / p99</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="216"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="235"/>
         <source>tok/s</source>
         <translation>词元/秒</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="217"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="236"/>
         <source>Trend</source>
         <translation>趋势</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="274"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="293"/>
         <source>%1 requests, %2 errors</source>
         <translation>%1 个请求，%2 个错误</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="285"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="304"/>
         <source>Usage is not being recorded: your organization turned it off (policy CollectUsage). Earlier usage is still shown.</source>
         <translation>未在记录用量：你的组织已将其关闭（策略 CollectUsage）。仍显示之前的用量。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="290"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="309"/>
         <source>Usage is not being recorded (collect_usage = false in the settings). Earlier usage is still shown.</source>
         <translation>未在记录用量（设置中 collect_usage = false）。仍显示之前的用量。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="409"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="428"/>
         <source>Requests per slot: %1</source>
         <translation>每个时段的请求数：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="417"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="436"/>
         <source>(no key)</source>
         <translation>（无密钥）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="417"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="436"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="418"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="437"/>
         <source>other</source>
         <translation>其他</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="447"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="466"/>
         <source>Total: %1</source>
         <translation>合计：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="454"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="473"/>
         <source>No requests</source>
         <translation>没有请求</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="456"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="475"/>
         <source>%1 % of %2 requests failed</source>
         <translation>%2 个请求中有 %1 % 失败</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="466"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="485"/>
         <source>Export usage</source>
         <translation>导出用量</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="468"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="487"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="478"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="497"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/server/usage_tab.py" line="481"/>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="500"/>
         <source>Exported to %1</source>
         <translation>已导出到 %1</translation>
     </message>
@@ -4114,12 +4114,12 @@
 <context>
     <name>encryption</name>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="345"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="378"/>
         <source>Enter the passphrase.</source>
         <translation>请输入密码短语。</translation>
     </message>
     <message>
-        <location filename="../../desktop/ui/settings/encryption.py" line="350"/>
+        <location filename="../../desktop/ui/settings/encryption.py" line="383"/>
         <source>That passphrase does not open your data. Nothing was changed; try again.</source>
         <translation>该密码短语无法打开您的数据。未做任何更改，请重试。</translation>
     </message>
@@ -4140,7 +4140,7 @@
 <context>
     <name>run_app</name>
     <message>
-        <location filename="../../desktop/ui/__init__.py" line="107"/>
+        <location filename="../../desktop/ui/shell/app.py" line="101"/>
         <source>Moving your data…</source>
         <translation>正在迁移您的数据…</translation>
     </message>

@@ -225,7 +225,7 @@ def test_a_policy_data_location_cannot_be_changed(qtbot, tmp_path: Path) -> None
 def test_a_long_move_at_start_shows_progress(qtbot) -> None:
     from PySide6.QtWidgets import QProgressDialog
 
-    from desktop.ui import _move_progress
+    from desktop.ui.shell.app import _move_progress
 
     report = _move_progress()
     report(3 * 10**9, 12 * 10**9)

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop.ui import _install_crash_net
+from desktop.ui.shell.app import _install_crash_net
 
 pytestmark = pytest.mark.qt
 
