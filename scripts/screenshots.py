@@ -126,7 +126,7 @@ wc -l sales.csv
 
 
 def _code_chat(window: MainWindow) -> None:
-    from desktop.chat.conversation import Turn
+    from desktop.chat import Turn
 
     chat = window.chat.new_chat()
     chat.title = "Reading a large CSV"
@@ -173,7 +173,7 @@ def _attachments_chat(
 ) -> None:
     import hashlib
 
-    from desktop.chat.conversation import Turn
+    from desktop.chat import Turn
     from desktop.store import Attachment
 
     chart = _bar_chart()
@@ -240,7 +240,7 @@ def _source_viewer(window: MainWindow, app: QApplication, out: Path) -> None:
 
 def _tool_dialogs(window: MainWindow, app: QApplication, out: Path) -> None:
     """The Tools page's Add server form, and the question before a round of tool calls."""
-    from desktop.chat.approval import ApprovalAsk, ApprovalBatch
+    from desktop.chat import ApprovalAsk, ApprovalBatch
     from desktop.engine._types import ToolCall
     from desktop.tools import ToolSpec
     from desktop.ui.common.workers import ApprovalRequest

@@ -12,7 +12,7 @@ from desktop.base.errors import InvalidRequest
 from desktop.base.filebytes import format_bytes
 from desktop.cli.arguments import context_for
 from desktop.cli.options import moe_settings
-from desktop.machine.bench import BenchReport, run_bench
+from desktop.machine import BenchReport, run_bench
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -24,19 +24,21 @@ from typing import TYPE_CHECKING, Protocol
 from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.chat.attachments import Attachment, from_path
-from desktop.chat.capabilities import model_sees
-from desktop.chat.conversation import Conversation
-from desktop.chat.grounding import (
+from desktop.chat import (
     SOURCES_K,
+    Attachment,
+    ChatCore,
+    ChatSaver,
+    Conversation,
     EmbeddingModelMissing,
+    PendingTurn,
+    Sampling,
+    from_path,
     missing_embedding_model,
+    model_sees,
+    model_thinks,
     was_cited,
 )
-from desktop.chat.parameters import Sampling
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore, PendingTurn
-from desktop.chat.thinking import model_thinks
 from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
 from desktop.cli.terminal_input import CtrlC, interrupt_sets, prompted, script, stop_waking

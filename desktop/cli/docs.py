@@ -12,9 +12,7 @@ from pathlib import Path
 from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
-from desktop.chat.conversation import Conversation
-from desktop.chat.grounding import was_cited
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, Conversation, was_cited
 from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.chat import default_chat_model
 from desktop.cli.options import check_sampling

@@ -2,7 +2,7 @@
 
 The backend compiled in, the devices ggml's registry lists (name, memory total/free,
 driver), why a GPU is not used (in a sentence that says what to do), and how each
-installed model fits. The report itself is ``desktop.machine.doctor``, which the window's
+installed model fits. The report itself is ``desktop.machine._doctor``, which the window's
 Settings shows too, so both say the same thing.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import json
 
 from desktop.cli.arguments import context_for
-from desktop.machine.doctor import data_line, doctor_report, format_report, parse_vulkaninfo
+from desktop.machine import data_line, doctor_report, format_report, parse_vulkaninfo
 
 __all__ = ["doctor_report", "format_report", "handle_doctor", "parse_vulkaninfo", "register"]
 

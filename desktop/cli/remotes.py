@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle_add(args: argparse.Namespace) -> int:
     """Store the remote (name and URL in remotes.json, the key in the keyring)."""
-    from desktop.remote.registry import keyring_set
+    from desktop.remote import keyring_set
 
     ctx = context_for(args)
     key = None
@@ -120,7 +120,7 @@ def handle_list(args: argparse.Namespace) -> int:
 
 def handle_test(args: argparse.Namespace) -> int:
     """Ask the remote for its models (one logged call) and print them as NAME/MODEL."""
-    from desktop.remote.engine import list_models
+    from desktop.remote import list_models
 
     ctx = context_for(args)
     remote = ctx.remote_registry.get(args.name)
@@ -137,7 +137,7 @@ def handle_test(args: argparse.Namespace) -> int:
 
 def handle_rm(args: argparse.Namespace) -> int:
     """Remove a user remote and its stored key."""
-    from desktop.remote.registry import keyring_delete
+    from desktop.remote import keyring_delete
 
     ctx = context_for(args)
     removed = ctx.remote_registry.remove(args.name)

@@ -9,7 +9,7 @@ import threading
 from desktop.base.config import user_path
 from desktop.base.crash import shown
 from desktop.base.errors import InvalidRequest
-from desktop.chat.capabilities import takes_pictures
+from desktop.chat import takes_pictures
 from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
 from desktop.engine import (

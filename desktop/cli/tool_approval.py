@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 from desktop.base.crash import shown
-from desktop.chat.approval import Decision
+from desktop.chat import Decision
 from desktop.engine import ToolCall
 from desktop.tools import ToolSpec
 

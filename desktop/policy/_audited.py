@@ -18,7 +18,7 @@ from desktop.base.config import EffectiveSettings, expand_path, flatten
 from desktop.base.net import Connection
 
 SEEN_FILE = "policy.seen.json"
-REMOTE_ENGINE = "remote engine"  # desktop.remote.engine.PURPOSE (importing it pulls httpx)
+REMOTE_ENGINE = "remote engine"  # desktop.remote._engine.PURPOSE (importing it pulls httpx)
 
 
 def open_audit(

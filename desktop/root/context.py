@@ -51,10 +51,9 @@ from desktop.upkeep import Housekeeping, MaintenanceReport, maintain, retained_a
 if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fast
     from desktop.base.net import Transport
     from desktop.catalog import Downloader, HubClient
-    from desktop.chat.document_tools import DocumentTools
+    from desktop.chat import DocumentTools
     from desktop.engine import BrokenFile, Engine, ModelSpec
-    from desktop.remote.models import RemoteModels
-    from desktop.remote.registry import RemoteRegistry
+    from desktop.remote import RemoteModels, RemoteRegistry
     from desktop.retrieval import Library, Searcher
     from desktop.server import KeyStore, ServerRunner
     from desktop.store import (
@@ -193,7 +192,7 @@ class AppContext:
     @lazy(rebuilt_on=("remote_endpoints", "allow_user_remotes"))
     def remote_registry(self) -> RemoteRegistry:
         """Remote engines: IT's (policy RemoteEndpoints) and the user's own."""
-        from desktop.remote.registry import RemoteRegistry
+        from desktop.remote import RemoteRegistry
 
         return RemoteRegistry(
             self.paths.config_dir / "remotes.json",
@@ -239,7 +238,7 @@ class AppContext:
 
     def document_tools(self) -> DocumentTools:
         """search_documents, read_document_passage and list_collections over the library."""
-        from desktop.chat.document_tools import DocumentAccess, DocumentTools
+        from desktop.chat import DocumentAccess, DocumentTools
 
         return DocumentTools(
             DocumentAccess(
@@ -263,7 +262,7 @@ class AppContext:
     )
     def remote_directory(self) -> RemoteModels:
         """Remote models under the settings in force: resolve, list and open NAME/MODEL."""
-        from desktop.remote.models import RemoteModels
+        from desktop.remote import RemoteModels
 
         return RemoteModels(
             self.remote_registry,

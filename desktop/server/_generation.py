@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import anyio
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import ToolStep
+from desktop.chat import ToolStep
 from desktop.engine import ChatCall, Delta
 from desktop.server._answer import Ending, Piece, WholeAnswer, answer_pieces, drain
 from desktop.server._deps import Call

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.capabilities import known_to_see, takes_pictures
+from desktop.chat import known_to_see, takes_pictures
 from desktop.engine import RemotePlan
 from desktop.resolve import ModelResolver, looks_like_path
 from desktop.server._services import ModelFacts

@@ -29,7 +29,7 @@ make_none_immortal()
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget  # noqa: E402
 
-from desktop.chat.conversation import Turn  # noqa: E402
+from desktop.chat._conversation import Turn  # noqa: E402
 from desktop.ui.chat.message import MessageWidget  # noqa: E402
 from desktop.ui.common.look import apply_theme  # noqa: E402
 

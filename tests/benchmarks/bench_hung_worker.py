@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import psutil
 
-from desktop.machine.bench_clients import percentile
+from desktop.machine._bench_clients import percentile
 from tests.fixtures.children import READY_TIMEOUT_S, free_port, running, wait_answering
 from tests.fixtures.tiny_gguf import write_tiny_bert, write_tiny_llama
 

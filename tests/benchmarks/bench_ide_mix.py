@@ -46,7 +46,7 @@ from typing import Any
 
 import httpx
 
-from desktop.machine.bench_clients import percentile
+from desktop.machine._bench_clients import percentile
 from tests.benchmarks.bench_vs_llama_server import (
     FRESH,
     _chat,

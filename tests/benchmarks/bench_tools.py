@@ -28,7 +28,7 @@ import anyio
 import numpy as np
 
 from desktop.base.config import ServerSettings
-from desktop.chat.document_tools import DocumentAccess, DocumentTools
+from desktop.chat import DocumentAccess, DocumentTools
 from desktop.engine._prompting.toolcalls import parse_tool_calls
 from desktop.engine._types import Message
 from desktop.retrieval._reports import CollectionInfo

@@ -52,7 +52,7 @@ from typing import Any
 import httpx
 import psutil
 
-from desktop.machine.bench_clients import percentile
+from desktop.machine._bench_clients import percentile
 from tests.benchmarks.llama_server_peer import (
     Candidate,
     candidates,

@@ -10,10 +10,8 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import EdgeDeskError
-from desktop.chat import attachments
-from desktop.chat.conversation import Conversation
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, ChatSaver, Conversation
+from desktop.chat import _attachments as attachments
 from desktop.engine._types import ChatCall, Delta
 from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
@@ -177,7 +175,7 @@ def test_a_refused_regenerate_keeps_the_answer_and_its_versions(
     edgedesk_home: object,
 ) -> None:
     from desktop.base.errors import InvalidRequest
-    from desktop.chat.session import CannotSee
+    from desktop.chat._session import CannotSee
     from tests.fixtures.pictures import png
 
     store = _store()
@@ -208,7 +206,7 @@ def test_a_refused_regenerate_keeps_the_answer_and_its_versions(
 def test_a_regenerate_whose_retrieval_fails_keeps_the_stored_answer(
     edgedesk_home: object,
 ) -> None:
-    from desktop.chat.grounding import EmbeddingModelMissing
+    from desktop.chat import EmbeddingModelMissing
 
     store = _store()
     missing: list[str | None] = [None]

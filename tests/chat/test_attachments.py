@@ -12,10 +12,9 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
-from desktop.chat import attachments
-from desktop.chat.conversation import Conversation
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import CannotSee, ChatCore
+from desktop.chat import ChatSaver, Conversation
+from desktop.chat import _attachments as attachments
+from desktop.chat._session import CannotSee, ChatCore
 from desktop.engine._types import Image
 from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted
@@ -187,7 +186,7 @@ def test_a_zip_named_png_is_neither_a_picture_nor_a_document(tmp_path: Path) -> 
 
 def test_a_model_sees_pictures_exactly_when_its_plan_has_a_projector(tmp_path: Path) -> None:
     from desktop.base.errors import ModelNotFound
-    from desktop.chat.capabilities import model_context, model_sees
+    from desktop.chat import model_context, model_sees
     from desktop.engine._types import LocalPlan, ModelSpec, RemotePlan
 
     specs = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.chat.conversation import DEFAULT_TITLE, Conversation, Turn
+from desktop.chat import DEFAULT_TITLE, Conversation, Turn
 
 pytestmark = pytest.mark.fast
 

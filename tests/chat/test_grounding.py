@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from desktop.chat.conversation import Turn
-from desktop.chat.grounding import cite, grounded_messages, stored_sources, was_cited
+from desktop.chat import Turn
+from desktop.chat._grounding import cite, grounded_messages, stored_sources, was_cited
 from desktop.engine._types import Message
 from desktop.retrieval._search import Hit
 from desktop.store._cited_passages import Source, location

@@ -9,10 +9,8 @@ import pytest
 
 from desktop.base.config import Paths
 from desktop.base.errors import InvalidRequest
-from desktop.chat.conversation import Conversation
-from desktop.chat.parameters import Sampling, valid
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, ChatSaver, Conversation
+from desktop.chat._parameters import Sampling, valid
 from desktop.store._chat_records import ChatMessage
 from desktop.store._chats import ChatStore
 from tests.chat.scripted import Scripted

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from desktop.base.config import Paths
-from desktop.chat.conversation import Conversation, Turn
-from desktop.chat.persistence import ChatSaver
+from desktop.chat import ChatSaver, Conversation, Turn
 from desktop.engine._types import Delta, Usage
 from desktop.retrieval._search import Hit
 from desktop.store._chats import ChatStore

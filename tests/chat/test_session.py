@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.chat.conversation import Conversation, Turn
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, ChatSaver, Conversation, Turn
 from desktop.engine._types import ChatCall, Delta, Message
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext
 from tests.chat.scripted import Scripted
 from tests.remote.conftest import MemoryKeyring, fake, memory_keyring  # noqa: F401

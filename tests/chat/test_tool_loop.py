@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.chat.approval import Decision
-from desktop.chat.conversation import Conversation, ToolOutcome, ToolStep, Turn
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, ChatSaver, Decision
+from desktop.chat._conversation import Conversation, ToolOutcome, ToolStep, Turn
 from desktop.engine._prompting.templates import render_chat
 from desktop.engine._types import GenerationParams, Message, ToolCall
 from desktop.root.context import AppContext
@@ -343,7 +341,7 @@ def test_identical_calls_of_a_round_are_asked_and_run_once(
 def test_a_batch_approver_gets_the_round_with_its_step_limit(
     context: AppContext, tmp_path: Path, clients: McpClients
 ) -> None:
-    from desktop.chat.approval import ApprovalBatch
+    from desktop.chat import ApprovalBatch
 
     toolbox = _toolbox(tmp_path, clients)
     engine = Scripted(_call("add", a=1, b=1) + _call("divide", a=8, b=2), "ok")

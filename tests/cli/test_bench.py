@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.machine.bench import build_prompt
-from desktop.machine.bench_clients import percentile
+from desktop.machine._bench import build_prompt
+from desktop.machine._bench_clients import percentile
 
 
 def test_bench_reports_every_figure_with_ratios(tiny_chat: Path, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from desktop.cli.bench import format_report
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
-from desktop.machine.bench import BenchReport, slot_figures
+from desktop.machine._bench import BenchReport, slot_figures
 from tests.engine.test_scheduler import WAIT_S, FakeEngine
 
 STATS = EngineStats(

@@ -223,7 +223,7 @@ def test_a_second_ctrl_c_at_the_prompt_quits(
     tiny_chat: Path,
     context: AppContext,
 ) -> None:
-    from desktop.chat.conversation import Conversation
+    from desktop.chat import Conversation
     from desktop.cli.chat import TerminalChat
 
     terminal = TerminalChat(context, Conversation(model=str(tiny_chat), max_tokens=4))

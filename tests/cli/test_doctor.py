@@ -111,7 +111,7 @@ SAPPHIRE = "flags\t\t: avx avx2 fma f16c avx512f avx512_vnni amx_tile amx_int8 a
 
 def _amx_lines(system_info: str) -> list[str]:
     from desktop.engine._hardware.cpu_features import as_report, cpu_features
-    from desktop.machine.doctor import _cpu_lines
+    from desktop.machine._doctor import _cpu_lines
 
     ran = cpu_features(system_info, SAPPHIRE, probe=lambda: (True, "LDTILECFG … ran"))
     return _cpu_lines(dict(as_report(ran)))

@@ -7,7 +7,7 @@ from pathlib import Path
 from desktop.base.audit import AuditLog, NoAudit
 from desktop.base.net import NetGate, log_path_in
 from desktop.policy._audited import REMOTE_ENGINE, remote_call_observer
-from desktop.remote.engine import PURPOSE
+from desktop.remote._engine import PURPOSE
 
 
 def test_remote_engine_calls_are_audited_and_other_traffic_is_not(tmp_path: Path) -> None:

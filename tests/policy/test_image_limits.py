@@ -17,9 +17,8 @@ import pytest
 
 from desktop.base.config import Paths, load_settings
 from desktop.base.errors import ImageRejected
-from desktop.chat import attachments
-from desktop.chat.conversation import Conversation
-from desktop.chat.session import ChatCore
+from desktop.chat import ChatCore, Conversation
+from desktop.chat import _attachments as attachments
 from desktop.cli import main
 from desktop.engine._images import DEFAULT_LIMITS, HARD_LIMITS, MIB, ImageLimits
 from desktop.engine._types import (

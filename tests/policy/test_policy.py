@@ -319,7 +319,7 @@ def test_server_forbidden_by_policy_refuses_every_way_to_start(
     ctx = build_context()
     with pytest.raises(ConfigError, match="ServerAllowed"):
         ctx.api_server.start()
-    from desktop.machine.bench import measure_http
+    from desktop.machine._bench import measure_http
 
     assert "skipped" in measure_http(
         ctx, str(tiny_chat), tokens=2, clients=1, progress=lambda _s: None

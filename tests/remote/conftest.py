@@ -12,7 +12,7 @@ import pytest
 from keyring.backend import KeyringBackend
 
 from desktop.base.config import ServerSettings
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext
 from desktop.server._runner import ServerRunner
 from tests.benchmarks.llama_server_peer import Choice, candidates, choose

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from desktop.base.net import read_log
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from tests.fixtures.pictures import png
 from tests.fixtures.vision import b64, data_url
 from tests.remote.conftest import Local

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from desktop.base.config import ServerSettings
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext
 from desktop.server._runner import ServerRunner
 from tests.remote.fake_openai import Fake

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from desktop.base.net import NetGate, Transport
-from desktop.remote.models import REMOTE_LIST_TTL_S, RemoteModels
-from desktop.remote.registry import RemoteRegistry, keyring_set
+from desktop.remote import RemoteRegistry, keyring_set
+from desktop.remote._models import REMOTE_LIST_TTL_S, RemoteModels
 from desktop.root.context import build_context
 from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake

@@ -13,7 +13,7 @@ from desktop.base.net import read_log
 from desktop.cli import main
 from desktop.engine._types import ChatCall, GenerationParams, Message
 from desktop.policy import MachinePolicy
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext, build_context
 from tests.remote.conftest import MemoryKeyring
 from tests.remote.fake_openai import Fake

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from desktop.base.config import NoPolicy
 from desktop.engine._types import ChatCall, GenerationParams, Message, ToolCall, ToolSpec
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext, build_context
 from tests.remote.fake_openai import Fake
 

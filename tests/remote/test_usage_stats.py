@@ -20,7 +20,7 @@ import pytest
 
 from desktop.base.config import ServerSettings
 from desktop.policy._sources import MachinePolicy
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext, build_context
 from desktop.server._runner import ServerRunner
 from tests.cli.test_private_home import Decoder

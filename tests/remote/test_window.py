@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from desktop.base.config import NoPolicy
-from desktop.remote.registry import keyring_set
+from desktop.remote import keyring_set
 from desktop.root.context import AppContext, build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.remote.fake_openai import FAILURE, Fake

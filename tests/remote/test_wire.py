@@ -6,8 +6,8 @@ import pytest
 
 from desktop.base.errors import InvalidRequest, RemoteError
 from desktop.engine._types import ChatCall, GenerationParams, Message
-from desktop.remote import translate as wire
-from desktop.remote.registry import normalise_url, parse_policy_entries
+from desktop.remote import _translate as wire
+from desktop.remote._registry import normalise_url, parse_policy_entries
 
 pytestmark = pytest.mark.fast
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from desktop.chat.document_tools import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
+from desktop.chat import LIST_SPEC, READ_SPEC, SEARCH_SPEC, DocumentTools
 from desktop.tools import ToolResult
 
 if TYPE_CHECKING:

@@ -19,9 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypedDict
 
 from desktop.base.errors import InvalidRequest
-from desktop.chat.approval import Decision
-from desktop.chat.conversation import Conversation, ToolStep, Turn
-from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
+from desktop.chat import ChatCore, ChatStreamer, Conversation, Decision, PendingTurn, ToolStep, Turn
 from desktop.engine import ChatCall, Delta, ToolCall
 from desktop.tools import ServerConfig, ServerList, ToolBox, ToolSet, ToolSpec
 

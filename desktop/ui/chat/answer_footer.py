@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.engine import Placement
 
 MIN_TOKENS_FOR_SPEED = 4  # fewer tokens: no speed is shown under the answer

@@ -35,8 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat import attachments
-from desktop.chat.attachments import Attachment
+from desktop.chat import Attachment, from_bytes, from_path
 from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
@@ -252,7 +251,7 @@ def _reader(
         out: list[Attachment | EdgeDeskError] = []
         for path in paths:
             try:
-                out.append(attachments.from_path(path, limits))
+                out.append(from_path(path, limits))
             except EdgeDeskError as exc:
                 out.append(exc)
         return out
@@ -362,7 +361,7 @@ class Attacher(QObject):
         self._pasted += 1
         name = self.tr("pasted picture %1.png").replace("%1", str(self._pasted))
         try:
-            self._add(attachments.from_bytes(name, png_bytes(image), self.limits))
+            self._add(from_bytes(name, png_bytes(image), self.limits))
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
             return False

@@ -1,5 +1,5 @@
 """The clickable citations under a grounded answer (the grounding itself is the core's,
-``desktop.chat.grounding``; its names are re-exported here for the window's modules).
+``desktop.chat._grounding``; its names are re-exported here for the window's modules).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from desktop.chat.grounding import SOURCES_K, Search, cite, was_cited
+from desktop.chat import SOURCES_K, Search, cite, was_cited
 from desktop.store import Source
 from desktop.ui.chat.source_viewer import SourceViewer, is_local_file, open_source
 from desktop.ui.common.core_text import source_place

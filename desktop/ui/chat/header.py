@@ -24,8 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import Conversation
-from desktop.chat.parameters import Sampling
+from desktop.chat import Conversation, Sampling
 from desktop.ui.chat.parameters_panel import ParametersPanel
 from desktop.ui.chat.presets import PresetStore
 from desktop.ui.common.error_text import error_text

@@ -8,8 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from desktop.chat.conversation import Turn
-from desktop.chat.grounding import was_cited
+from desktop.chat import Turn, was_cited
 from desktop.ui.chat.answer_footer import footer_text
 from desktop.ui.chat.attach import AttachmentRow
 from desktop.ui.chat.citations import CitationRow

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
-from desktop.chat.conversation import Conversation
+from desktop.chat import Conversation
 from desktop.ui.common.look import icon
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.text_fit import FitLabel

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.chat.parameters import LIMITS, Sampling
+from desktop.chat import LIMITS, Sampling
 
 SPECIAL = -1  # the seed box's "Random" (no seed)
 AUTO = int(LIMITS["context_length"].low) - 1  # the context box's "Auto" (fitted)

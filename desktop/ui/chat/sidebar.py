@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import DEFAULT_TITLE, Conversation, tools_switch
-from desktop.chat.persistence import ChatSaver
+from desktop.chat import DEFAULT_TITLE, ChatSaver, Conversation, tools_switch
 from desktop.store import (
     SEALED_SUFFIX,
     folder_for,

@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-from desktop.chat.conversation import Conversation, ToolStep, Turn
-from desktop.chat.grounding import cite
+from desktop.chat import Conversation, ToolStep, Turn, cite
 from desktop.engine import Delta
 from desktop.ui.chat.transcript import Transcript
 from desktop.ui.common.workers import StreamDelta

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.ui.chat.message import MessageWidget
 
 

@@ -11,10 +11,17 @@ from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import DEFAULT_TITLE, Conversation
-from desktop.chat.grounding import Search, cite, missing_embedding_model
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.session import ChatCore, ChatStreamer, PendingTurn
+from desktop.chat import (
+    DEFAULT_TITLE,
+    ChatCore,
+    ChatSaver,
+    ChatStreamer,
+    Conversation,
+    PendingTurn,
+    Search,
+    cite,
+    missing_embedding_model,
+)
 from desktop.engine import DEFAULT_LIMITS, ImageLimits
 from desktop.store import UsageRow
 from desktop.ui.chat.attach import Attacher

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.base.filebytes import format_bytes
 from desktop.catalog import CatalogRow, Verdict
-from desktop.chat.conversation import DEFAULT_TITLE, Conversation
+from desktop.chat import DEFAULT_TITLE, Conversation
 from desktop.ui.common.core_text import kind_text, tier_text, verdict_text
 from desktop.ui.common.rich_text import literal_tooltip
 

@@ -19,10 +19,14 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.base.errors import Cancelled, EdgeDeskError
 from desktop.catalog import CancelEvent
-from desktop.chat.approval import ApprovalBatch, Decision
-from desktop.chat.conversation import ToolStep
-from desktop.chat.grounding import EmbeddingModelMissing
-from desktop.chat.session import ChatCore, PendingTurn
+from desktop.chat import (
+    ApprovalBatch,
+    ChatCore,
+    Decision,
+    EmbeddingModelMissing,
+    PendingTurn,
+    ToolStep,
+)
 from desktop.engine import Delta
 from desktop.store import WINDOW_CLIENT, UsageRow
 from desktop.ui.common.error_text import error_text

@@ -19,7 +19,7 @@ from desktop.catalog import CatalogRow, Hardware, catalog_rows, read_gguf, unfin
 if TYPE_CHECKING:
     from desktop.base.config import Paths
     from desktop.catalog import Catalog, InstalledIndex
-    from desktop.remote.registry import RemoteRegistry
+    from desktop.remote import RemoteRegistry
     from desktop.resolve import ModelResolver
 
 

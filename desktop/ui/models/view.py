@@ -53,7 +53,7 @@ from desktop.ui.models.listing import (
 
 if TYPE_CHECKING:
     from desktop.engine import BrokenFile, Scheduler
-    from desktop.remote.registry import RemoteRegistry
+    from desktop.remote import RemoteRegistry
 
 
 class ModelsScreen(ModelFacts, DownloadSources, HubAccess, Protocol):

@@ -1,6 +1,6 @@
 """``edgedesk doctor``'s report worded by the window, in the window's language.
 
-``desktop.machine.doctor`` makes the report as data and words it in English for the terminal
+``desktop.machine._doctor`` makes the report as data and words it in English for the terminal
 (``format_report``); this module words the same data through Qt's translation
 ("HardwareReport" context), from the numbers and kinds in the report rather than from
 the English sentences. In English the lines read as the terminal prints them (a model

@@ -35,10 +35,8 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.base.filebytes import format_bytes
-from desktop.chat.capabilities import model_context, model_sees
-from desktop.chat.persistence import ChatSaver
-from desktop.chat.thinking import model_thinks
-from desktop.machine.doctor import doctor_report
+from desktop.chat import ChatSaver, model_context, model_sees, model_thinks
+from desktop.machine import doctor_report
 from desktop.root.context import AppContext
 from desktop.ui.chat.citations import SOURCES_K
 from desktop.ui.chat.presets import PresetStore

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.chat.approval import Decision
+from desktop.chat import Decision
 from desktop.ui.common.workers import ApprovalRequest
 
 ONE_LINE_CHARS = 160  # the list's arguments column: the whole call fits on a wide screen

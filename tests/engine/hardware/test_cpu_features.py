@@ -14,7 +14,7 @@ from desktop.engine._hardware.cpu_features import (
     cpu_features,
     machine_flags,
 )
-from desktop.machine.doctor import format_report
+from desktop.machine import format_report
 
 pytestmark = pytest.mark.fast
 

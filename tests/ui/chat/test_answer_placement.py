@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.engine._types import Placement, Usage
 from desktop.ui.chat.answer_footer import footer_text
 

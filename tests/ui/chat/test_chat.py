@@ -213,7 +213,7 @@ def test_sending_in_a_long_chat_makes_only_the_two_new_bubbles(
 ) -> None:
     # Re-rendering every earlier answer (Markdown, highlighted code) froze the window for
     # hundreds of milliseconds per message in a long chat.
-    from desktop.chat.conversation import Turn
+    from desktop.chat import Turn
 
     chat = window.chat
     for number in range(10):

@@ -9,8 +9,7 @@ from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QTextDocumentFragment
 
 from desktop.base.config import NoPolicy
-from desktop.chat.conversation import Turn
-from desktop.chat.grounding import cite
+from desktop.chat import Turn, cite
 from desktop.retrieval._search import Hit
 from desktop.root.context import build_context
 from desktop.ui.chat.message import MessageWidget
@@ -174,7 +173,7 @@ def test_markup_in_a_cited_document_is_shown_as_text(qtbot) -> None:
 
 def test_a_missing_collection_with_markup_in_its_name_is_named_as_text(qtbot, window) -> None:
     # The name comes from the store, where an imported chat export can put anything.
-    from desktop.chat.conversation import Conversation
+    from desktop.chat import Conversation
 
     name = '<img src="file:///etc/x.png"><b>docs</b>'
     header = window.chat.header
@@ -323,8 +322,7 @@ def test_an_ephemeral_grounded_chat_keeps_its_sources_while_open(qtbot, grounded
 
 def test_cited_sources_come_back_as_cited(qtbot) -> None:
     from desktop.base.config import Paths
-    from desktop.chat.conversation import Conversation
-    from desktop.chat.persistence import ChatSaver
+    from desktop.chat import ChatSaver, Conversation
     from desktop.store._chats import ChatStore
 
     path = Paths.from_env().database

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.ui.chat.transcript import Transcript
 
 pytestmark = pytest.mark.qt

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
 import desktop.ui.common.markdown_render as markdown_render
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.ui.chat.message import MessageWidget
 from desktop.ui.common.markdown_render import MarkdownRenderer, code_blocks
 

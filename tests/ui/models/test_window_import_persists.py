@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from desktop.base.config import NoPolicy
-from desktop.machine.doctor import doctor_report
+from desktop.machine import doctor_report
 from desktop.root.context import build_context
 from desktop.ui.shell.main_window import MainWindow
 from tests.ui.conftest import send, wait_listed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.engine._hardware.cpu_features import as_report, cpu_features
-from desktop.machine.doctor import _cpu_lines
+from desktop.machine._doctor import _cpu_lines
 from desktop.ui.settings.hardware_report import cpu_lines
 
 pytestmark = pytest.mark.qt

@@ -267,7 +267,7 @@ def test_a_narrow_documents_drop_down_shows_its_text_cut_with_an_ellipsis(
 
 
 def test_a_long_answer_footer_wraps_instead_of_widening_the_transcript(qtbot) -> None:
-    from desktop.chat.conversation import Turn
+    from desktop.chat import Turn
     from desktop.ui.chat.message import MessageWidget
 
     error = (

@@ -20,10 +20,10 @@ from desktop.base.errors import (
 )
 from desktop.base.net import NetGate
 from desktop.catalog._fit import Verdict
-from desktop.chat.conversation import Turn
+from desktop.chat import Turn
 from desktop.engine._hardware.backend import BackendInfo, why_no_gpu
 from desktop.engine._types import Usage
-from desktop.machine.doctor import doctor_report, format_report, why_not_kind
+from desktop.machine._doctor import doctor_report, format_report, why_not_kind
 from desktop.root.context import AppContext, build_context
 from desktop.ui.chat.answer_footer import footer_text
 from desktop.ui.common.error_text import SENTENCES, WINDOW_WORDED, error_text

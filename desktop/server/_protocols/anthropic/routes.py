@@ -19,7 +19,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from desktop.base.errors import EdgeDeskError, InvalidRequest
-from desktop.chat.conversation import ToolStep
+from desktop.chat import ToolStep
 from desktop.engine import ChatCall, Delta, Engine, ToolCall
 from desktop.server import _image_parts as images
 from desktop.server import _leniency as leniency

@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from desktop.chat.attachments import Attachment, image_of, inline_chars, prompt_text
-from desktop.chat.parameters import Sampling
+from desktop.chat._attachments import Attachment, image_of, inline_chars, prompt_text
+from desktop.chat._parameters import Sampling
 from desktop.engine import Message, Placement, Role, ToolCall, Usage
 from desktop.store import Source
 

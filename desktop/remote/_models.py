@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from desktop.base.errors import ConfigError, EdgeDeskError, ModelNotAllowed
 from desktop.base.net import NetGate, Transport
 from desktop.engine import ModelSpec, RemotePlan
-from desktop.remote.engine import RemoteEngine, list_models, remote_spec
-from desktop.remote.registry import RemoteRegistry
+from desktop.remote._engine import RemoteEngine, list_models, remote_spec
+from desktop.remote._registry import RemoteRegistry
 
 REMOTE_LIST_TTL_S = 30.0  # how long a remote's model list is reused
 

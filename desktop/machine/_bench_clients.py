@@ -1,6 +1,6 @@
 """The HTTP clients of ``edgedesk bench``, run in their own process like a real IDE.
 
-Usage (by the benchmark): python -m desktop.machine.bench_clients URL MODEL TOKENS CLIENTS
+Usage (by the benchmark): python -m desktop.machine._bench_clients URL MODEL TOKENS CLIENTS
 Prints the figures as JSON on stdout.
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.engine import GenerationParams, Scheduler
-from desktop.machine.bench_clients import GENERATION_PROMPT
+from desktop.machine._bench_clients import GENERATION_PROMPT
 from desktop.resolve import looks_like_path
 from desktop.root.context import AppContext
 
@@ -196,7 +196,7 @@ def measure_http(
 
     from desktop.base.config import ServerSettings
     from desktop.base.errors import EdgeDeskError
-    from desktop.machine.bench_clients import http_figures
+    from desktop.machine._bench_clients import http_figures
 
     if not ctx.settings.server.enabled:
         return {"skipped": "the local server is turned off by policy (ServerAllowed)"}
@@ -227,7 +227,7 @@ def measure_http(
             [
                 sys.executable,
                 "-m",
-                "desktop.machine.bench_clients",
+                "desktop.machine._bench_clients",
                 runner.url,
                 model_id,
                 str(tokens),

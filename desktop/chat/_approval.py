@@ -2,7 +2,7 @@
 
 A window asks once per round about every call that needs approval (a ``BatchApprover``);
 a terminal asks about each distinct call in turn (an ``Approver``, made into a batch
-approver by ``one_by_one``). The conversation core (``desktop.chat.session``) only ever
+approver by ``one_by_one``). The conversation core (``desktop.chat._session``) only ever
 talks to a batch approver.
 """
 

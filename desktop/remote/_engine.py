@@ -36,8 +36,8 @@ from desktop.engine import (
     Usage,
     gate_calls,
 )
-from desktop.remote import translate as wire
-from desktop.remote.registry import RemoteEndpoint
+from desktop.remote import _translate as wire
+from desktop.remote._registry import RemoteEndpoint
 
 PURPOSE = "remote engine"
 PARALLEL = 8  # requests in flight to one remote; the cluster batches them, we don't

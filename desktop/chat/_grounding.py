@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop.base.errors import EdgeDeskError, ModelNotFound
-from desktop.chat.conversation import Turn
+from desktop.chat._conversation import Turn
 from desktop.engine import Message
 from desktop.retrieval import MAX_QUERY_CHARS, Citation, build_messages, citations
 from desktop.store import Source

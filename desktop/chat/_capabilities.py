@@ -3,7 +3,7 @@
 The one rule for pictures (``takes_pictures``), used by the window, the CLI and the
 server alike: a local model takes them when its load plan has a projector
 (``LocalPlan.projector``); a remote model (``NAME/MODEL``) gets them passed on, as
-``image_url`` data-URL parts (``remote/translate.py``), and its server decides (it answers
+``image_url`` data-URL parts (``remote/_translate.py``), and its server decides (it answers
 with its own error when it cannot see). Listings claim "vision" only for what is known
 to see (``known_to_see``: a local model with a projector). The answers read the
 model's header through the resolver (blocks briefly).

@@ -15,9 +15,9 @@ from typing import Any
 
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.errors import EdgeDeskError
-from desktop.chat.conversation import Conversation, ToolStep, Turn, tools_switch
-from desktop.chat.grounding import cite, stored_sources
-from desktop.chat.parameters import Sampling
+from desktop.chat._conversation import Conversation, ToolStep, Turn, tools_switch
+from desktop.chat._grounding import cite, stored_sources
+from desktop.chat._parameters import Sampling
 from desktop.engine import Delta, Role, Usage
 from desktop.store import ChatMessage, ChatStore, version_dict, version_message
 

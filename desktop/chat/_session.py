@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from desktop.base.errors import Cancelled, EdgeDeskError, InvalidRequest
-from desktop.chat.approval import (
+from desktop.chat._approval import (
     ApprovalAsk,
     ApprovalBatch,
     Approver,
@@ -27,8 +27,8 @@ from desktop.chat.approval import (
     call_key,
     one_by_one,
 )
-from desktop.chat.attachments import Attachment, attached_sources, check_image, inline_chars
-from desktop.chat.conversation import (
+from desktop.chat._attachments import Attachment, attached_sources, check_image, inline_chars
+from desktop.chat._conversation import (
     Conversation,
     ToolOutcome,
     ToolStep,
@@ -36,8 +36,8 @@ from desktop.chat.conversation import (
     kept_versions,
     pick_version,
 )
-from desktop.chat.grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
-from desktop.chat.persistence import ChatSaver
+from desktop.chat._grounding import EmbeddingModelMissing, MissingModel, Search, cite, preparer
+from desktop.chat._persistence import ChatSaver
 from desktop.engine import (
     DEFAULT_LIMITS,
     ChatCall,
