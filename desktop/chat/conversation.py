@@ -120,7 +120,7 @@ class Turn:
     # The model and settings (sampling, system prompt) that made an answer, stamped when
     # it is first saved; None: not saved yet (the chat's current ones made it).
     model: str | None = None
-    parameters: dict[str, Any] | None = None
+    parameters: dict[str, object] | None = None
 
     @property
     def images(self) -> list[Attachment]:

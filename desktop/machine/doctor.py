@@ -180,6 +180,7 @@ def _models(ctx: AppContext) -> list[ModelRow]:
     return rows
 
 
+# Any: nested report JSON; format_report and the window read it by key
 def doctor_report(ctx: AppContext) -> dict[str, Any]:
     """The whole report as plain data (what ``--json`` prints and Settings shows)."""
     from desktop.engine import as_report, backend_info, cpu_features, list_backends
@@ -216,7 +217,7 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
     }
 
 
-def _data(ctx: AppContext) -> dict[str, Any]:
+def _data(ctx: AppContext) -> dict[str, object]:
     """Whether the database is encrypted, with what, and where its key comes from."""
     try:
         status = ctx.at_rest.status()
@@ -267,6 +268,7 @@ def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+# Any: doctor_report's JSON, read by key
 def format_report(report: dict[str, Any]) -> list[str]:
     """The report as lines for people (the CLI prints them; Settings shows them)."""
     backend = report["backend"]
@@ -301,6 +303,7 @@ def format_report(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+# Any: doctor_report's JSON, read by key
 def data_line(report: dict[str, Any]) -> str | None:
     """``edgedesk doctor``'s line on encryption at rest (None: the report has no data part)."""
     data = report.get("data")
