@@ -126,7 +126,7 @@ def _installed_files(ctx: ModelsHere, model_id: str) -> list[Path] | None:
     return files
 
 
-# Any: catalog.catalog_rows' JSON rows, read back by field for the table
+# Any: each catalog row's to_dict() JSON, read back by field for the table
 def catalog_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine (or on ``hardware``)."""
     rows = catalog.catalog_rows(
