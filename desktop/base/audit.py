@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,7 +43,7 @@ HEAD_FILE = "audit.head.json"
 _NAME = re.compile(r"^audit-(\d{4}-\d{2}-\d{2})\.jsonl$")
 
 
-def _digest(entry: dict[str, Any]) -> str:
+def _digest(entry: Mapping[str, object]) -> str:
     """The hash of an entry without its own ``hash`` (canonical JSON, prev included)."""
     body = {k: v for k, v in entry.items() if k != "hash"}
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -174,6 +174,7 @@ class AuditLog:
     def record(self, event: str, **fields: Any) -> None:
         """Append one event (``fields`` must carry no content: names, ids, numbers)."""
         now = self.clock()
+        # Any: the caller's **fields (names, ids, numbers), written as JSON
         entry: dict[str, Any] = {
             "time": datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat(
                 timespec="milliseconds"
@@ -295,6 +296,7 @@ class AuditLog:
     def _where(self) -> str:
         return "the copy of its head in " + (self.anchor.where if self.anchor else "?")
 
+    # Any: each line's JSON as written by record(); readers pick fields by name
     def entries(self, since: float | None = None) -> list[dict[str, Any]]:
         """The events (without their hashes), oldest first; ``since`` a Unix time."""
         found = []

@@ -352,7 +352,7 @@ class EffectiveSettings:
         return key in self.locked
 
 
-def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+def _set_dotted(tree: dict[str, object], key: str, value: object) -> None:
     parts = key.split(".")
     node = tree
     for part in parts[:-1]:
@@ -363,9 +363,9 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(tree: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     """A nested settings mapping as dotted keys (``server.port``)."""
-    flat: dict[str, Any] = {}
+    flat: dict[str, object] = {}
     for key, value in tree.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, Mapping):
@@ -375,7 +375,7 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _validate(tree: dict[str, Any], origin: str) -> Settings:
+def _validate(tree: Mapping[str, object], origin: str) -> Settings:
     try:
         return Settings.model_validate(tree)
     except ValidationError as exc:
@@ -410,7 +410,7 @@ def _settings_text(path: Path, data: bytes) -> str:
         ) from None
 
 
-def read_user_file(path: Path) -> dict[str, Any]:
+def read_user_file(path: Path) -> dict[str, object]:
     """Parse the user's settings TOML; a syntax error names the file and line."""
     if not path.exists():
         return {}
@@ -434,9 +434,9 @@ def read_user_file(path: Path) -> dict[str, Any]:
         ) from None
 
 
-def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+def env_overrides(environ: Mapping[str, str]) -> dict[str, object]:
     """Settings named by environment variables (``EDGEDESK_OFFLINE=1``)."""
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, object] = {}
     value = environ.get(OFFLINE_ENV)
     if value is not None and value.strip() != "":
         overrides["offline"] = value.strip().lower() not in {"0", "false", "no", "off"}
@@ -452,7 +452,7 @@ def load_settings(
 ) -> EffectiveSettings:
     """Merge defaults, user file, environment, CLI flags and machine policy, then validate."""
     env = os.environ if environ is None else environ
-    tree: dict[str, Any] = {}
+    tree: dict[str, object] = {}
     sources: dict[str, str] = {}
     user = read_user_file(paths.settings_file)
     _validate(user, str(paths.settings_file))  # report the user's own mistakes by file

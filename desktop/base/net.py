@@ -235,6 +235,7 @@ class Transport:
                 ) from None
         return context
 
+    # Any: keyword arguments spread into httpx.Client(**...), each of its own type
     def httpx_options(self) -> dict[str, Any]:
         """``verify``, ``proxy`` and ``trust_env`` for an httpx (or httpx2) client."""
         return {

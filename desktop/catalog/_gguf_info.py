@@ -431,6 +431,7 @@ def read_gguf(path: Path) -> GGUFInfo:
     )
 
 
+# Any: GGUF metadata (see _parse_header)
 def _trunk_layers(meta: dict[str, Any]) -> int | None:
     """The blocks llama.cpp runs when it is not asked for speculative decoding: all but
     the ``nextn_predict_layers`` at the end (None: the model has none)."""
@@ -442,6 +443,7 @@ def _trunk_layers(meta: dict[str, Any]) -> int | None:
     return blocks - nextn
 
 
+# Any: GGUF metadata (see _parse_header)
 def _kv_layers(meta: dict[str, Any], arch: str, blocks: int, trunk: int | None) -> int:
     """How many layers keep a KV cache (0: every block): the trunk's, and of those only
     the ones with KV heads where the header lists them per layer (a linear-attention

@@ -30,7 +30,7 @@ class ToolOutcome:
     text: str
     status: str = "ok"  # "ok", "error" (the tool failed) or "denied" (the user said no)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str]:
         """Plain JSON values for the store and exports."""
         return {
             "call_id": self.call_id,
@@ -61,7 +61,7 @@ class ToolStep:
         out += [Message("tool", r.text, tool_call_id=r.call_id) for r in self.results]
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Plain JSON values for the store and exports."""
         return {
             "content": self.content,
@@ -71,12 +71,11 @@ class ToolStep:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ToolStep:
+    def from_json(cls, data: dict[str, object]) -> ToolStep:
         """A stored round (fields a damaged record lacks read as empty)."""
         calls = tuple(
             ToolCall(str(c.get("id", "")), str(c.get("name", "")), str(c.get("arguments", "{}")))
-            for c in data.get("calls", [])
-            if isinstance(c, dict)
+            for c in _objects(data.get("calls", []))
         )
         results = [
             ToolOutcome(
@@ -86,10 +85,16 @@ class ToolStep:
                 str(r.get("text", "")),
                 str(r.get("status", "ok")),
             )
-            for r in data.get("results", [])
-            if isinstance(r, dict)
+            for r in _objects(data.get("results", []))
         ]
         return cls(str(data.get("content", "")), str(data.get("reasoning", "")), calls, results)
+
+
+def _objects(items: object) -> list[dict[str, object]]:
+    """The JSON objects among a stored list's items (a damaged record's others skipped)."""
+    if not isinstance(items, list | tuple):  # a damaged record: no list, so nothing in it
+        return []
+    return [i for i in items if isinstance(i, dict)]
 
 
 @dataclass
@@ -115,7 +120,7 @@ class Turn:
     # The model and settings (sampling, system prompt) that made an answer, stamped when
     # it is first saved; None: not saved yet (the chat's current ones made it).
     model: str | None = None
-    parameters: dict[str, Any] | None = None
+    parameters: dict[str, object] | None = None
 
     @property
     def images(self) -> list[Attachment]:
@@ -160,7 +165,7 @@ def kept_versions(every: list[Turn]) -> list[Turn]:
     ]
 
 
-def tools_switch(parameters: dict[str, Any] | None) -> bool:
+def tools_switch(parameters: dict[str, object] | None) -> bool:
     """A stored chat's Tools switch from its parameters: on unless saved as off (chats
     from before the switch existed, and damaged values, keep their tools)."""
     return not (isinstance(parameters, dict) and parameters.get("tools") is False)
@@ -200,11 +205,11 @@ class Conversation:
     rewrite: bool = False  # an edit changed turns the store already holds
     loaded: bool = True  # False until the turns of a stored chat are read
 
-    def answer_settings(self) -> dict[str, Any]:
+    def answer_settings(self) -> dict[str, object]:
         """What an answer made now is stored with: the sampling and the system prompt."""
         return {**self.sampling.to_dict(), "system_prompt": self.system_prompt}
 
-    def stored_parameters(self) -> dict[str, Any]:
+    def stored_parameters(self) -> dict[str, object]:
         """What the store keeps as the chat's parameters: the sampling and the Tools switch
         (``tools``, read back by ``tools_switch``; ``Sampling.from_dict`` skips it)."""
         return {**self.sampling.to_dict(), "tools": self.tools}

@@ -100,6 +100,7 @@ class DocumentTools:
         """
         return _ScopedTools(self.access, collection, key_name, k=self.k)
 
+    # Any: a tool call's arguments, any JSON the model wrote; each read with .get() and checked
     def search_documents(
         self, args: dict[str, Any], cancel: threading.Event | None = None
     ) -> ToolResult:
@@ -126,6 +127,7 @@ class DocumentTools:
             return ToolResult(f"error: {exc.message}", True)
         return ToolResult(hits_text(hits))
 
+    # Any: a tool call's arguments as the model wrote them (see search_documents)
     def read_document_passage(self, args: dict[str, Any]) -> ToolResult:
         """The whole passage behind a source id (``chunk:N``)."""
         source = str(args.get("source", ""))
@@ -149,6 +151,7 @@ class DocumentTools:
         hit = found[0]
         return ToolResult(f"source chunk:{hit.chunk_id} · {hit.location}\n{hit.text}")
 
+    # Any: a tool call's arguments as the model wrote them (see search_documents)
     def list_collections(self, _args: dict[str, Any]) -> ToolResult:
         """Each collection with its document and passage counts."""
         infos = self.access.collections()

@@ -49,6 +49,7 @@ class Sampling:
     # the GPU with their layers; N: those of the first N layers in RAM.
     cpu_moe: str | int | None = None
 
+    # Any: every field by name, spread back as Sampling(**...) in from_dict
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, as the store, the presets and the exports keep them."""
         return {f.name: getattr(self, f.name) for f in fields(self)}

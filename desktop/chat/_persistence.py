@@ -26,7 +26,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     # Each answer records the model and settings that made it (the sampling, the system
     # prompt): the chat's current ones when it is first saved, its own ever after, so a
     # rewrite (regenerate, edit) or another version chosen never restamps older answers.
-    params: dict[str, Any] = {}
+    params: dict[str, object] = {}
     model = None
     if turn.role == "assistant":
         params = turn.parameters if turn.parameters is not None else chat.answer_settings()

@@ -79,7 +79,7 @@ class PendingTurn:
     answer: Turn
     messages: list[Message]
     params: GenerationParams
-    template_kwargs: dict[str, Any] | None
+    template_kwargs: dict[str, object] | None
     question_turns: int  # how many turns (up to the question) the store must hold first
     sources: list[Any] = field(default_factory=list)  # filled by ``prepare``
     inline: int = inline_chars(None)  # a document longer than this is cited, not quoted
@@ -301,7 +301,7 @@ class ChatCore:
             inline=inline,
         )
 
-    def thinking_kwargs(self, chat: Conversation) -> dict[str, Any] | None:
+    def thinking_kwargs(self, chat: Conversation) -> dict[str, object] | None:
         """Template variables for ``chat``'s next answer: thinking off when switched off."""
         if chat.think or not self._thinks(chat.model):
             return None

@@ -104,7 +104,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def format_report(report: BenchReport) -> str:
     """The report as an aligned text table, with ratios when a baseline was run."""
-    base = report.baseline or {}
+    base = report.baseline
     ratio = report.ratios
 
     def row(label: str, value: str, note: str = "") -> str:

@@ -126,6 +126,7 @@ def _installed_files(ctx: ModelsHere, model_id: str) -> list[Path] | None:
     return files
 
 
+# Any: each catalog row's to_dict() JSON, read back by field for the table
 def catalog_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """One row per catalog model with its fit on this machine (or on ``hardware``)."""
     rows = catalog.catalog_rows(
@@ -137,6 +138,7 @@ def catalog_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict
     return [row.to_dict() for row in rows]
 
 
+# Any: JSON rows for --json, read back by field for the table
 def local_rows(ctx: ModelsHere, hardware: Hardware | None = None) -> list[dict[str, Any]]:
     """Installed models that are not catalog entries (REPO:FILE pulls, imports, bundles),
     fitted to this machine (or to ``hardware``)."""

@@ -42,7 +42,7 @@ def handle_show(args: argparse.Namespace) -> int:
         return 0
     if ctx.policy_problem:
         print(f"WARNING: {ctx.policy_problem}")
-    width = max(len(r["key"]) for r in rows)
+    width = max(len(str(r["key"])) for r in rows)
     for row in rows:
         lock = "  [locked: set by your organization]" if row["locked"] else ""
         print(f"{row['key']:<{width}}  {json.dumps(row['value']):<24} {row['source']}{lock}")

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from desktop.base.crash import shown
 from desktop.base.errors import EdgeDeskError, ModelNotFound
@@ -243,7 +243,7 @@ def handle_search(args: argparse.Namespace) -> int:
     ctx = context_for(args)
     hits = ctx.hub.search(args.query, limit=max(1, min(args.limit, 50)))
     if args.json:
-        rows: list[dict[str, Any]] = [
+        rows: list[dict[str, object]] = [
             {
                 "repo": h.repo,
                 "downloads": h.downloads,

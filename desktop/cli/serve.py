@@ -10,7 +10,6 @@ import re
 import socket
 import sys
 from pathlib import Path
-from typing import Any
 
 from desktop.base.config import MIN_BODY_BYTES
 from desktop.base.crash import shown
@@ -134,9 +133,9 @@ def _check_local(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None
                 ) from None
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+def _overrides(args: argparse.Namespace) -> dict[str, object]:
     """The ``[server]`` settings the flags override (the composition root applies them)."""
-    overrides: dict[str, Any] = dict(moe_settings(args))
+    overrides: dict[str, object] = dict(moe_settings(args))
     if args.host is not None:
         check_host(args.host)
     if args.port is not None and not 1 <= args.port <= 65535:

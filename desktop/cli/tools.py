@@ -122,6 +122,7 @@ def handle_list(args: argparse.Namespace) -> int:
     """Print the servers, who set them up, and whether they may run (and their tools)."""
     ctx = context_for(args)
     states = ctx.toolbox.states(start=args.tools)
+    # Any: JSON rows for --json, read back by field for the table
     rows: list[dict[str, Any]] = [
         {
             "name": s.config.name,

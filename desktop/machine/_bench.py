@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from desktop.engine import GenerationParams, Scheduler
 from desktop.machine._bench_clients import GENERATION_PROMPT
@@ -26,6 +26,38 @@ _FILLER = (
     "The quick brown fox jumps over the lazy dog while the river runs past the old "
     "mill and the lighthouse keeper writes down the weather. "
 )
+
+
+class HttpFigures(TypedDict, total=False):
+    """The HTTP part of a benchmark: one streamed request, then concurrent clients
+    (``bench_clients.http_figures``), or only ``skipped`` with the reason."""
+
+    skipped: str
+    generation_tokens_per_s: float
+    time_to_first_token_s: float
+    clients: int
+    latency: dict[str, float]
+
+
+class EngineFigures(TypedDict, total=False):
+    """Slots, queue, prompt-cache and batching counters of the benchmarked model."""
+
+    peak_queue_length: int
+    slots_total: int
+    peak_slots_busy: int
+    prompt_tokens_cached: int
+    prompt_tokens_processed: int
+    decode_steps: int
+    tokens_per_decode_step: float
+
+
+class BaselineFigures(TypedDict):
+    """Plain llama-cpp-python's figures in the same process (``--compare``)."""
+
+    load_s: float
+    prompt_tokens_per_s: dict[str, float]
+    generation_tokens_per_s: float
+    time_to_first_token_s: float
 
 
 @dataclass
@@ -44,14 +76,14 @@ class BenchReport:
     prompt_tokens_per_s: dict[int, float] = field(default_factory=dict)
     generation_tokens_per_s: float = 0.0
     time_to_first_token_s: float = 0.0
-    http: dict[str, Any] = field(default_factory=dict)
-    engine: dict[str, Any] = field(default_factory=dict)  # slots, queue, cache, batching
+    http: HttpFigures = field(default_factory=HttpFigures)
+    engine: EngineFigures = field(default_factory=EngineFigures)
     peak_ram_bytes: int = 0
     peak_vram_bytes: int | None = None
-    baseline: dict[str, Any] | None = None
+    baseline: BaselineFigures | None = None
     ratios: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # Any: asdict()'s JSON, for --json and --chart
         """A plain dict for ``--json`` and saved results."""
         data = asdict(self)
         data["prompt_tokens_per_s"] = {str(k): v for k, v in self.prompt_tokens_per_s.items()}
@@ -161,21 +193,22 @@ def measure_engine(
     return prompts
 
 
-def slot_figures(scheduler: Scheduler, model_id: str) -> dict[str, Any]:
+def slot_figures(scheduler: Scheduler, model_id: str) -> EngineFigures:
     """Slots used at most at once, the longest queue, and the engine's prompt-cache and
     batching counters, for ``model_id`` since it was loaded."""
-    figures: dict[str, Any] = {"peak_queue_length": scheduler.peak_queue_depth}
+    figures: EngineFigures = {"peak_queue_length": scheduler.peak_queue_depth}
     for loaded in scheduler.loaded(counters=True):
         if loaded.model_id != model_id:
             continue
-        figures.update(slots_total=loaded.slots_total, peak_slots_busy=loaded.peak_slots_busy)
+        figures["slots_total"] = loaded.slots_total
+        figures["peak_slots_busy"] = loaded.peak_slots_busy
         if loaded.stats is not None:
             steps = loaded.stats.decode_steps
-            figures.update(
-                prompt_tokens_cached=loaded.stats.prompt_tokens_cached,
-                prompt_tokens_processed=loaded.stats.prompt_tokens_processed,
-                decode_steps=steps,
-                tokens_per_decode_step=loaded.stats.tokens_decoded / steps if steps else 0.0,
+            figures["prompt_tokens_cached"] = loaded.stats.prompt_tokens_cached
+            figures["prompt_tokens_processed"] = loaded.stats.prompt_tokens_processed
+            figures["decode_steps"] = steps
+            figures["tokens_per_decode_step"] = (
+                loaded.stats.tokens_decoded / steps if steps else 0.0
             )
     return figures
 
@@ -187,8 +220,8 @@ def measure_http(
     tokens: int,
     clients: int,
     progress: Progress,
-    engine: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    engine: EngineFigures | None = None,
+) -> HttpFigures:
     """Speed through the real local server (uvicorn on 127.0.0.1, no key, free port)."""
     import asyncio
     import json
@@ -220,7 +253,9 @@ def measure_http(
     try:
         progress(f"HTTP: streamed generation, then {clients} concurrent clients")
         if getattr(sys, "frozen", False):  # a frozen app cannot start `python -m`
-            return asyncio.run(http_figures(runner.url, model_id, tokens, clients))
+            # the same JSON object the client process prints (read back unchecked below)
+            figures = asyncio.run(http_figures(runner.url, model_id, tokens, clients))
+            return cast(HttpFigures, figures)
         # Clients run in their own process, as IDEs and scripts do: in this process
         # they would share the GIL with the server and slow what they measure.
         result = subprocess.run(  # noqa: S603 - our own interpreter and module, no shell
@@ -240,8 +275,8 @@ def measure_http(
         )
         if result.returncode != 0:
             raise EdgeDeskError(f"the benchmark client failed: {result.stderr.strip()[-300:]}")
-        figures: dict[str, Any] = json.loads(result.stdout)
-        return figures
+        printed: HttpFigures = json.loads(result.stdout)
+        return printed
     finally:
         if engine is not None:
             engine.update(slot_figures(ctx.scheduler, ctx.resolver(model).model_id))

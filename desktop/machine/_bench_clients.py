@@ -66,7 +66,7 @@ async def _stream_once(
     return end - started, (first or end) - started, pieces
 
 
-async def http_figures(url: str, model: str, tokens: int, clients: int) -> dict[str, Any]:
+async def http_figures(url: str, model: str, tokens: int, clients: int) -> dict[str, object]:
     """One streamed request's speed and TTFT, then latencies of ``clients`` at once."""
 
     async with httpx.AsyncClient(timeout=600) as client:

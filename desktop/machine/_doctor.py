@@ -13,7 +13,7 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from desktop import __version__
 from desktop.base.errors import EdgeDeskError
@@ -65,8 +65,39 @@ def driver_versions(backend: str) -> dict[str, str]:
     return {}
 
 
-def _devices(backend: Any) -> list[dict[str, Any]]:
-    rows, drivers = [], {}
+class DeviceRow(TypedDict):
+    """One device ggml's registry lists, as the report's ``devices`` shows it."""
+
+    name: str
+    description: str
+    backend: str
+    kind: str
+    offload: bool
+    memory_total_bytes: int
+    memory_free_bytes: int
+    driver: str | None
+
+
+class ModelRow(TypedDict):
+    """How one installed model fits, as the report's ``models`` shows it."""
+
+    id: str
+    path: str
+    fit: str
+    reason: str
+    gpu_layers: NotRequired[int]
+    total_layers: NotRequired[int]
+    context_length: NotRequired[int]
+    estimated_bytes: NotRequired[int]
+    vram_bytes: NotRequired[int]
+    ram_bytes: NotRequired[int]
+    experts_in_ram_layers: NotRequired[int]
+    placement: NotRequired[str]
+
+
+def _devices(backend: Any) -> list[DeviceRow]:
+    rows: list[DeviceRow] = []
+    drivers: dict[str, dict[str, str]] = {}
     for dev in backend.devices:
         if dev.backend not in drivers:
             drivers[dev.backend] = driver_versions(dev.backend)
@@ -120,31 +151,36 @@ def why_not_kind(
     return {"kind": "no_device", "backend": compiled}
 
 
-def _models(ctx: AppContext) -> list[dict[str, Any]]:
-    rows = []
+def _models(ctx: AppContext) -> list[ModelRow]:
+    rows: list[ModelRow] = []
     for model in ctx.installed.all():
-        row: dict[str, Any] = {"id": model.id, "path": model.files[0] if model.files else ""}
+        path = model.files[0] if model.files else ""
         try:
             plan = ctx.resolver.fit(ctx.resolver.info(model.paths[0]))
         except (EdgeDeskError, OSError) as exc:
-            row.update(fit="unreadable", reason=str(getattr(exc, "message", exc)))
-        else:
-            row.update(
-                fit=str(plan.verdict),
-                reason=plan.reason,
-                gpu_layers=plan.gpu_layers,
-                total_layers=plan.total_layers,
-                context_length=plan.context_length,
-                estimated_bytes=plan.estimated_bytes,
-                vram_bytes=plan.vram_bytes,
-                ram_bytes=plan.ram_bytes,
-                experts_in_ram_layers=plan.experts_in_ram_layers,
-                placement=plan.where(),
-            )
-        rows.append(row)
+            reason = str(getattr(exc, "message", exc))
+            rows.append({"id": model.id, "path": path, "fit": "unreadable", "reason": reason})
+            continue
+        rows.append(
+            {
+                "id": model.id,
+                "path": path,
+                "fit": str(plan.verdict),
+                "reason": plan.reason,
+                "gpu_layers": plan.gpu_layers,
+                "total_layers": plan.total_layers,
+                "context_length": plan.context_length,
+                "estimated_bytes": plan.estimated_bytes,
+                "vram_bytes": plan.vram_bytes,
+                "ram_bytes": plan.ram_bytes,
+                "experts_in_ram_layers": plan.experts_in_ram_layers,
+                "placement": plan.where(),
+            }
+        )
     return rows
 
 
+# Any: nested report JSON; format_report and the window read it by key
 def doctor_report(ctx: AppContext) -> dict[str, Any]:
     """The whole report as plain data (what ``--json`` prints and Settings shows)."""
     from desktop.engine import as_report, backend_info, cpu_features, list_backends
@@ -181,7 +217,7 @@ def doctor_report(ctx: AppContext) -> dict[str, Any]:
     }
 
 
-def _data(ctx: AppContext) -> dict[str, Any]:
+def _data(ctx: AppContext) -> dict[str, object]:
     """Whether the database is encrypted, with what, and where its key comes from."""
     try:
         status = ctx.at_rest.status()
@@ -232,6 +268,7 @@ def _cpu_lines(cpu: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+# Any: doctor_report's JSON, read by key
 def format_report(report: dict[str, Any]) -> list[str]:
     """The report as lines for people (the CLI prints them; Settings shows them)."""
     backend = report["backend"]
@@ -266,6 +303,7 @@ def format_report(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+# Any: doctor_report's JSON, read by key
 def data_line(report: dict[str, Any]) -> str | None:
     """``edgedesk doctor``'s line on encryption at rest (None: the report has no data part)."""
     data = report.get("data")

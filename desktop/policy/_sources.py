@@ -35,8 +35,8 @@ class MachinePolicy:
     """The policy in force: what it forces, where it came from, and any problem."""
 
     origin: str | None = None
-    # Any: checked policy values by key (parse_policy)
-    values: dict[str, Any] = field(default_factory=dict)
+    # checked policy values by key (parse_policy); only passed on to to_settings
+    values: dict[str, object] = field(default_factory=dict)
     problem: str | None = None
 
     def forced(self) -> Mapping[str, Any]:
@@ -51,8 +51,8 @@ class MachinePolicy:
         return self.origin is not None
 
 
-# Any: the raw document, checked by parse_policy
-def _read_linux(root: Path) -> tuple[str, dict[str, Any]] | None:
+# the raw document, checked by parse_policy
+def _read_linux(root: Path) -> tuple[str, dict[str, object]] | None:
     path = root / LINUX_POLICY_FILE.relative_to("/")
     if not path.exists():
         return None
@@ -65,8 +65,8 @@ def _read_linux(root: Path) -> tuple[str, dict[str, Any]] | None:
     return str(path), data
 
 
-# Any: the raw plist, checked by parse_policy
-def _read_macos(root: Path) -> tuple[str, dict[str, Any]] | None:
+# the raw plist, checked by parse_policy
+def _read_macos(root: Path) -> tuple[str, dict[str, object]] | None:
     path = root / MACOS_POLICY_FILE.relative_to("/")
     if not path.exists():
         return None
@@ -79,8 +79,8 @@ def _read_macos(root: Path) -> tuple[str, dict[str, Any]] | None:
     return str(path), {k: v for k, v in data.items() if not k.startswith("Payload")}
 
 
-# Any: raw registry values, checked by parse_policy
-def _read_windows() -> tuple[str, dict[str, Any]] | None:  # pragma: no cover - Windows only
+# raw registry values, checked by parse_policy
+def _read_windows() -> tuple[str, dict[str, object]] | None:  # pragma: no cover - Windows only
     if sys.platform != "win32":  # also tells mypy to check this on Windows only
         return None
     import winreg
@@ -90,7 +90,7 @@ def _read_windows() -> tuple[str, dict[str, Any]] | None:  # pragma: no cover - 
         handle = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, WINDOWS_POLICY_KEY)
     except OSError:
         return None
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     with handle:
         index = 0
         while True:

@@ -22,7 +22,7 @@ def _to_stderr(line: str) -> None:
     sys.stderr.flush()
 
 
-def flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+def flag_settings(args: argparse.Namespace) -> dict[str, object]:
     """Settings overridden by the global flags (``--offline``)."""
     return {"offline": True} if getattr(args, "offline", None) else {}
 

@@ -171,8 +171,7 @@ def tools_markdown(steps: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-# Any: a header as JSON, its sampling parameters JSON owned by desktop.chat
-def _header_dict(conv: Conversation) -> dict[str, Any]:
+def _header_dict(conv: Conversation) -> dict[str, object]:
     return {
         "title": conv.title,
         "model": conv.model,
@@ -185,8 +184,7 @@ def _header_dict(conv: Conversation) -> dict[str, Any]:
     }
 
 
-# Any: asdict() of a message, adjusted; the file format is parse_export's checks
-def _message_dict(message: ChatMessage, files: str | None) -> dict[str, Any]:
+def _message_dict(message: ChatMessage, files: str | None) -> dict[str, object]:
     data = asdict(message)
     data.pop("id")
     data["sources"] = source_dicts(message.sources)
@@ -214,8 +212,7 @@ def _attachment_dict(item: Attachment, files: str | None) -> dict[str, str]:
     return out
 
 
-# Any: a message's JSON as _message_dict makes it
-def version_dict(message: ChatMessage) -> dict[str, Any]:
+def version_dict(message: ChatMessage) -> dict[str, object]:
     """One version of an answer as the store and the JSON export keep it (plain JSON)."""
     data = _message_dict(message, None)
     data.pop("versions", None)
@@ -223,8 +220,7 @@ def version_dict(message: ChatMessage) -> dict[str, Any]:
     return data
 
 
-# Any: stored JSON, checked as an export's message is
-def version_message(data: dict[str, Any]) -> ChatMessage | None:
+def version_message(data: dict[str, object]) -> ChatMessage | None:
     """A stored version of an answer back as a message; None for a damaged one."""
     try:
         return _message_from(data, "a version", None)

@@ -25,8 +25,8 @@ class Conversation:
     collection: str | None = None  # the document collection that grounds its answers
     think: bool = True  # a reasoning model may think first (the window's Think switch)
     # Sampling settings (chat.parameters.Sampling as JSON); None: never set.
-    # Any: desktop.chat's JSON; the store keeps it without knowing its fields
-    parameters: dict[str, Any] | None = None
+    # desktop.chat's JSON; the store keeps it without knowing its fields
+    parameters: dict[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ class ChatMessage:
     content: str = ""
     reasoning: str | None = None
     model: str | None = None
-    # Any: the sampling parameters as desktop.chat wrote them (JSON)
-    parameters: dict[str, Any] = field(default_factory=dict)
+    # the sampling parameters as desktop.chat wrote them (JSON)
+    parameters: dict[str, object] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     timings: dict[str, float] = field(default_factory=dict)

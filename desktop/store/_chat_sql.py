@@ -45,8 +45,8 @@ class ChatTables:
         collection: str | None = None,
         *,
         think: bool = True,
-        # Any: desktop.chat's sampling JSON, stored as given
-        parameters: dict[str, Any] | None = None,
+        # desktop.chat's sampling JSON, stored as given
+        parameters: dict[str, object] | None = None,
     ) -> int:
         """A new conversation, inside the caller's transaction; returns its row id."""
         now = self.clock() if created is None else created

@@ -45,9 +45,9 @@ class StoredResponse:
     id: str
     model: str
     created: float
-    # Any: the Responses API's JSON, kept as sent (desktop.server owns its shape)
-    response: dict[str, Any]
-    items: list[dict[str, Any]]
+    # the Responses API's JSON, kept as sent (desktop.server owns its shape)
+    response: dict[str, object]
+    items: list[dict[str, object]]
 
 
 class ResponseStore:
@@ -97,9 +97,9 @@ class ResponseStore:
         self,
         response_id: str,
         model: str,
-        # Any: the Responses API's JSON, kept as sent (desktop.server owns its shape)
-        response: dict[str, Any],
-        items: list[dict[str, Any]],
+        # the Responses API's JSON, kept as sent (desktop.server owns its shape)
+        response: dict[str, object],
+        items: list[dict[str, object]],
         *,
         owner: str = "",
     ) -> None:

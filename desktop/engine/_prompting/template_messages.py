@@ -55,9 +55,9 @@ def _arguments(text: str, as_string: bool) -> Any:
         return text  # the API refuses such history; a stored chat keeps what it had
 
 
-# Jinja templates read messages as JSON-shaped dicts of any depth: hence Any in their values.
-def _openai_dict(message: Message, style: TemplateStyle) -> dict[str, Any]:
-    data: dict[str, Any] = {"role": message.role, "content": message.content}
+# Jinja templates read messages as JSON-shaped dicts; here they are only built and passed on.
+def _openai_dict(message: Message, style: TemplateStyle) -> dict[str, object]:
+    data: dict[str, object] = {"role": message.role, "content": message.content}
     if message.name:
         data["name"] = message.name
     if message.tool_call_id:
@@ -79,12 +79,12 @@ def _openai_dict(message: Message, style: TemplateStyle) -> dict[str, Any]:
     return data
 
 
-def _glm_metadata_dicts(message: Message) -> list[dict[str, Any]]:
+def _glm_metadata_dicts(message: Message) -> list[dict[str, object]]:
     if message.role == "tool":
         return [{"role": "observation", "content": message.content}]
     if message.role != "assistant" or not message.tool_calls:
         return [_openai_dict(message, TemplateStyle(False, False))]
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     if message.content.strip():
         out.append({"role": "assistant", "content": message.content})
     for call in message.tool_calls:
@@ -96,7 +96,7 @@ def _glm_metadata_dicts(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def template_messages(messages: Sequence[Message], template_text: str) -> list[dict[str, Any]]:
+def template_messages(messages: Sequence[Message], template_text: str) -> list[dict[str, object]]:
     """The HF-style message dicts this template renders faithfully."""
     style = style_of(template_text)
     if style.glm_metadata:

@@ -112,7 +112,7 @@ def render_chat(
     template: ResolvedTemplate,
     messages: Sequence[Message],
     *,
-    tools: Sequence[dict[str, Any]] | None = None,  # OpenAI tool entries (ToolSpec.openai)
+    tools: Sequence[dict[str, object]] | None = None,  # OpenAI tool entries (ToolSpec.openai)
     add_generation_prompt: bool = True,
     extra: Mapping[str, Any] | None = None,
 ) -> str:
@@ -167,12 +167,12 @@ def _render(
     template: ResolvedTemplate,
     messages: Sequence[Message],
     *,
-    tools: Sequence[dict[str, Any]] | None,  # OpenAI tool entries (ToolSpec.openai)
+    tools: Sequence[dict[str, object]] | None,  # OpenAI tool entries (ToolSpec.openai)
     add_generation_prompt: bool,
     extra: Mapping[str, Any] | None,
     name: str,
 ) -> str:
-    variables: dict[str, Any] = dict(extra or {})  # a Jinja template's variables: any JSON
+    variables: dict[str, object] = dict(extra or {})  # a Jinja template's variables
     variables.update(
         messages=template_messages(messages, template.text),
         tools=[dict(t) for t in tools] if tools else None,

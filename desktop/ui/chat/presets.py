@@ -7,7 +7,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from desktop.base.errors import ConfigError
 
@@ -19,7 +18,7 @@ class Preset:
     """A system prompt, and the sampling parameters saved with it (None: none saved)."""
 
     prompt: str
-    parameters: dict[str, Any] | None = None
+    parameters: dict[str, object] | None = None
 
 
 class PresetStore:
@@ -52,7 +51,7 @@ class PresetStore:
         """Every preset's system prompt by name, in name order."""
         return {name: preset.prompt for name, preset in self.entries().items()}
 
-    def save(self, name: str, prompt: str, parameters: dict[str, Any] | None = None) -> None:
+    def save(self, name: str, prompt: str, parameters: dict[str, object] | None = None) -> None:
         """Store ``prompt`` (and ``parameters``) under ``name``, replacing a preset of
         that name."""
         name = " ".join(name.split())

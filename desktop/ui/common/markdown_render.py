@@ -84,6 +84,7 @@ class MarkdownRenderer:
         self._md = _parser()
         assert isinstance(self._md.renderer, RendererHTML)
         self._html: RendererHTML = self._md.renderer
+        # Any: markdown-it render rules, bound methods of differing signatures
         rules: dict[str, Any] = {
             "fence": self._fence,
             "code_block": self._code_block,
@@ -107,6 +108,7 @@ class MarkdownRenderer:
         """
         self._used = {}
         self.code = []
+        # Any: markdown-it's env, which its plugins fill as they like
         env: dict[str, Any] = {}
         groups: list[list[MdToken]] = [[]]
         for token in self._md.parse(markdown, env):

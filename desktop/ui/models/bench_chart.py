@@ -18,6 +18,7 @@ WIDTH, ROW, MARGIN, LABEL_W = 900, 34, 16, 300
 OURS, BASE = QColor("#2f6fdf"), QColor("#9aa4b2")
 
 
+# Any: BenchReport.to_dict()'s JSON (or a saved one), read by key
 def _rows(report: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
     """(label, ours, baseline or None, unit) for every speed figure in the report."""
     base = report.get("baseline") or {}
@@ -37,6 +38,7 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
     return rows
 
 
+# Any: BenchReport.to_dict()'s JSON (or a saved one), read by key
 def render_chart(report: dict[str, Any], out: Path) -> Path:
     """Draw the report's speed figures to ``out`` (PNG); returns the path."""
     # Fonts need a GUI application; offscreen is enough (no window is shown).

@@ -233,7 +233,7 @@ class SettingsDialog(TextFitDialog):
         row.addWidget(hint)
         return box
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, object]:
         """Every field as the setting value it stands for (None = automatic/default)."""
         return {
             "engine.keep_alive_s": float(self.keep_alive.value() * 60),
@@ -250,7 +250,7 @@ class SettingsDialog(TextFitDialog):
             "keep_in_tray": self.keep_in_tray.isChecked(),
         }
 
-    def changes(self) -> dict[str, Any]:
+    def changes(self) -> dict[str, object]:
         """The unlocked values that differ from the settings in force."""
         settings = self._effective.settings
         return {
