@@ -45,3 +45,8 @@ def physical_cores() -> int:
     """CPU cores without hyper-threading siblings, at least 1: llama.cpp's decode is
     memory-bound, so extra logical threads only contend (llama-server's default too)."""
     return max(1, psutil.cpu_count(logical=False) or psutil.cpu_count() or 1)
+
+
+# The embedding model a document collection gets when neither it nor the settings name
+# one (the composition root, the Documents screen and `edgedesk docs` all offer it).
+DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"

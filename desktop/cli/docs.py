@@ -11,6 +11,7 @@ from pathlib import Path
 
 from desktop.base.config import user_path
 from desktop.base.crash import shown
+from desktop.base.defaults import DEFAULT_EMBEDDING_MODEL
 from desktop.base.errors import InvalidRequest
 from desktop.chat import ChatCore, Conversation, was_cited
 from desktop.cli.arguments import context_for, text_arg
@@ -25,7 +26,6 @@ from desktop.cli.tool_approval import (
 from desktop.engine import Delta
 from desktop.resolve import looks_like_path
 from desktop.retrieval import Hit, IndexProgress, IndexReport
-from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

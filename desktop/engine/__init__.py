@@ -18,8 +18,9 @@ block shows mypy and readers where each name lives.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop.base.faces import lazy_exports
 
 if TYPE_CHECKING:
     from desktop.engine._baseline import run_baseline
@@ -128,7 +129,7 @@ __all__ = [
 ]
 
 # Each name of the face, by the inner module (below ``desktop.engine``) that defines it.
-_WHERE = {
+_WHERE: dict[str, str | tuple[str, str]] = {
     "ChatCall": "_types",
     "Delta": "_types",
     "EngineStats": "_types",
@@ -182,23 +183,8 @@ _WHERE = {
     "planned_placement": "_hardware.placement",
     "start_worker": "_worker.client",
     "worker_log": "_worker.client",
-    "worker_main": "_worker.child",  # its ``main``
+    "worker_main": ("_worker.child", "main"),
 }
 
-_NAMED = {"worker_main": "main"}  # a face name that differs from its inner module's
-
-
-def __getattr__(name: str) -> Any:
-    """A name of ``__all__``, read from its inner module (imported on first use).
-
-    Not cached here: each read is the inner module's attribute as it is now, so a test
-    that replaces it there (monkeypatch) is seen through the face as before."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), _NAMED.get(name, name))
-
-
-def __dir__() -> list[str]:
-    """The face's names (what ``dir(desktop.engine)`` and completion offer)."""
-    return sorted(__all__)
+if not TYPE_CHECKING:  # mypy reads the imports above instead
+    __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

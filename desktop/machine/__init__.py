@@ -11,8 +11,9 @@ desktop.machine._bench_clients``). A name is imported from its inside module on 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from desktop.base.faces import lazy_exports
 
 if TYPE_CHECKING:
     from desktop.machine._bench import BenchReport, run_bench
@@ -37,17 +38,5 @@ _WHERE = {
     "parse_vulkaninfo": "_doctor",
 }
 
-if not TYPE_CHECKING:  # mypy sees the imports above, so a misspelt name stays an error
-
-    def __getattr__(name: str) -> object:
-        """A name of the face, imported from its inside module on first use."""
-        module = _WHERE.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # later lookups find it without this function
-        return value
-
-    def __dir__() -> list[str]:
-        """The face's names beside the module's own (for ``dir()`` and completion)."""
-        return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:  # mypy reads the imports above instead
+    __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

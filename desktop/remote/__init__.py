@@ -10,8 +10,9 @@ nothing heavy (httpx).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from desktop.base.faces import lazy_exports
 
 if TYPE_CHECKING:
     from desktop.remote._engine import list_models
@@ -35,17 +36,5 @@ _WHERE = {
     "keyring_set": "_registry",
 }
 
-if not TYPE_CHECKING:  # mypy sees the imports above, so a misspelt name stays an error
-
-    def __getattr__(name: str) -> object:
-        """A name of the face, imported from its inside module on first use."""
-        module = _WHERE.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # later lookups find it without this function
-        return value
-
-    def __dir__() -> list[str]:
-        """The face's names beside the module's own (for ``dir()`` and completion)."""
-        return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:  # mypy reads the imports above instead
+    __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

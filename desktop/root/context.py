@@ -27,6 +27,7 @@ from desktop.base.config import (
     load_settings,
     save_user_settings,
 )
+from desktop.base.defaults import DEFAULT_EMBEDDING_MODEL
 from desktop.base.errors import EdgeDeskError
 from desktop.base.net import NetGate, log_path_in, quiet_libraries
 from desktop.base.private import repair_tree, restrict_new_files
@@ -68,7 +69,6 @@ if TYPE_CHECKING:  # heavy modules are imported on first use: start-up stays fas
     )
     from desktop.tools import McpClients, ServerList, ToolBox
 
-DEFAULT_EMBEDDING_MODEL = "bge-small-en-v1.5"
 
 # Settings read once at start by what is not a member (the window's language, the data
 # folder): they apply at the next start.

@@ -19,8 +19,9 @@ name lives.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop.base.faces import lazy_exports
 
 if TYPE_CHECKING:
     from desktop.server._asgi import services_for
@@ -74,41 +75,32 @@ __all__ = [
 
 # Each name of the face: the inner module (below ``desktop.server``) that defines it, and
 # its name there where the face gives it a clearer one.
-_WHERE: dict[str, tuple[str, str | None]] = {
-    "services_for": ("_asgi", None),
+_WHERE: dict[str, str | tuple[str, str]] = {
+    "services_for": "_asgi",
     "SETUP_KEY": ("_client_setups", "KEY"),
     "SETUP_MODEL": ("_client_setups", "MODEL"),
     "python_openai_setup": ("_client_setups", "python_openai"),
     "client_setups": ("_client_setups", "setups"),
     "setup_with_context": ("_client_setups", "with_context"),
-    "check_images": ("_image_parts", None),
-    "image_from_bytes": ("_image_parts", None),
+    "check_images": "_image_parts",
+    "image_from_bytes": "_image_parts",
     "marked_content": ("_image_parts", "joined"),
-    "McpEndpoint": ("_mcp.documents_server", None),
-    "document_server": ("_mcp.documents_server", None),
-    "AccessLog": ("_metrics", None),
-    "AccessRecord": ("_metrics", None),
-    "ResolverDirectory": ("_model_directory", None),
-    "ACCESS_LOG_FILE": ("_runner", None),
-    "ServerRunner": ("_runner", None),
-    "key_store": ("_runner", None),
-    "DAY_S": ("_security", None),
-    "ENDPOINTS": ("_security", None),
-    "KeyInfo": ("_security", None),
-    "KeyScope": ("_security", None),
-    "KeyStore": ("_security", None),
-    "parse_duration": ("_security", None),
-    "parse_rate": ("_security", None),
+    "McpEndpoint": "_mcp.documents_server",
+    "document_server": "_mcp.documents_server",
+    "AccessLog": "_metrics",
+    "AccessRecord": "_metrics",
+    "ResolverDirectory": "_model_directory",
+    "ACCESS_LOG_FILE": "_runner",
+    "ServerRunner": "_runner",
+    "key_store": "_runner",
+    "DAY_S": "_security",
+    "ENDPOINTS": "_security",
+    "KeyInfo": "_security",
+    "KeyScope": "_security",
+    "KeyStore": "_security",
+    "parse_duration": "_security",
+    "parse_rate": "_security",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """A name of ``__all__``, read from its inner module (imported on first use).
-
-    Not cached here: each read is the inner module's attribute as it is now, so a test
-    that replaces it there (monkeypatch) is seen through the face as before."""
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, inner = where
-    return getattr(importlib.import_module(f"{__name__}.{module}"), inner or name)
+if not TYPE_CHECKING:  # mypy reads the imports above instead
+    __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

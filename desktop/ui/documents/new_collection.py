@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.base.defaults import DEFAULT_EMBEDDING_MODEL
 from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
-from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.text_fit import TextFitDialog

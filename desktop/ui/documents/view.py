@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.base.defaults import DEFAULT_EMBEDDING_MODEL
 from desktop.base.errors import EdgeDeskError
-from desktop.root.context import DEFAULT_EMBEDDING_MODEL
 from desktop.ui.common.core_text import skip_reason_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
