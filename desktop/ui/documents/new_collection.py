@@ -33,44 +33,19 @@ from desktop.base.errors import EdgeDeskError, InvalidRequest, ModelNotFound
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.text_fit import TextFitDialog
+from desktop.ui.models.listing import ModelFacts
 
 if TYPE_CHECKING:
-    from desktop.base.config import Paths, Settings
-    from desktop.catalog import Catalog, Hardware, InstalledIndex
-    from desktop.resolve import ModelResolver
+    from desktop.base.config import Settings
 
 
-class EmbeddingModelSource(Protocol):
+class EmbeddingModelSource(ModelFacts, Protocol):
     """What offering and importing a collection's embedding model reads (the context's
     members of the same names; importing fits the file as the Models screen does)."""
 
     @property
     def settings(self) -> Settings:
         """The settings in force (the default embedding model)."""
-
-    @property
-    def paths(self) -> Paths:
-        """Where models are."""
-
-    @property
-    def catalog(self) -> Catalog:
-        """The model catalog."""
-
-    @property
-    def installed(self) -> InstalledIndex:
-        """Downloaded and imported models."""
-
-    @property
-    def resolver(self) -> ModelResolver:
-        """Model reference -> fitted load plan."""
-
-    @property
-    def hardware(self) -> Hardware:
-        """This machine (probed on first use)."""
-
-    @property
-    def gpu_offload(self) -> bool:
-        """Whether this llama.cpp build offloads to a GPU."""
 
 
 @dataclass(frozen=True)
