@@ -138,6 +138,9 @@ class LlamaEngine:
                 state_disk_key=options.prompt_cache_key,
                 draft_max=options.lookup_draft,
                 on_step=on_step,
+                # as load_context made it: one stream of cells unless SWA layers keep
+                # every position (then one stream per slot)
+                shared_cells=options.kv_unified and not (n_swa > 0 and options.swa_full),
             )
 
     # ------------------------------------------------------------------ facts

@@ -11,6 +11,13 @@ slots' kept prefixes are copied to RAM and dropped to make room, and before any 
 prompt is read: COLD_PROMPT_TOKENS); otherwise it waits
 for them to finish. When generating slots fill the cache, the one holding the most
 cells ends with ``length``. So a full cache defers or shortens, never hangs or fails.
+
+A new request whose prompt starts as another slot's conversation does (a chat template's
+header, an IDE's or agent's system prompt) shares that slot's cells for the common start
+instead of reading it again (``_borrow``): in one unified cache a cell can belong to
+several sequences, so sharing costs neither compute nor memory, and the other
+conversation stays where it is. Cells are counted once per slot holding them, so the
+room the loop sees is never more than llama.cpp has.
 """
 
 from __future__ import annotations
@@ -116,8 +123,13 @@ class DecodeLoop(BatchWorker):
         state_disk_key: bytes | None = None,
         draft_max: int = 0,
         on_step: StepObserver | None = None,
+        shared_cells: bool = False,
     ) -> None:
         super().__init__(n_batch, "edgedesk-decode", self._run)
+        # One stream of cells for every slot (a unified KV cache): a slot may then share
+        # another's cells for a common prompt start (``_borrow``); separate streams
+        # would need a copy of the data, which llama.cpp only makes whole.
+        self._shared_cells = shared_cells
         self._ctx = ctx
         self._memory = llama_cpp.llama_get_memory(ctx)
         self._vocab = vocab
@@ -342,6 +354,11 @@ class DecodeLoop(BatchWorker):
                 self._windows.save_as_of_prompt(slot)
             if len(slot.tokens) - reuse >= MIN_SAVED_TOKENS:
                 self._states.save(slot.seq, slot.tokens)
+        source = "slot"
+        lender = self._lender(slot, prompt, reuse)
+        if lender is not None:
+            reuse = self._borrow(slot, lender[0], lender[1])
+            source = f"cells of slot {lender[0].seq}"
         self._clear_idle_for(slot, prompt, reuse)
         free = (
             self._room(len(prompt) + request.extra_cells + 1, keep=slot)
@@ -349,7 +366,6 @@ class DecodeLoop(BatchWorker):
             + slot.extra_cells
         )
         saved = self._states.best(prompt)
-        source = "slot"
         if (
             saved is not None
             and saved[1] >= reuse + MIN_SAVED_TOKENS // 2
@@ -388,6 +404,44 @@ class DecodeLoop(BatchWorker):
             len(prompt),
             f" (from the {source})" if keep else "",
         )
+
+    def _lender(self, slot: Slot, prompt: list[int], reuse: int) -> tuple[Slot, int] | None:
+        """Another slot holding more of ``prompt``'s start than the ``reuse`` tokens
+        ``slot`` holds, and how many tokens (None: none, or the cache is not unified).
+
+        Only text before the prompt's first image is shared (an image's cells carry
+        positions of their own), at least one prompt token is left to decode (for
+        logits), a slot generating through a deletion lends nothing, and a sliding-window
+        lender must still hold the window the next position attends to."""
+        if not self._shared_cells:
+            return None
+        limit = len(prompt) - 1
+        for index, token in enumerate(prompt[:limit]):
+            if token < 0:
+                limit = index
+                break
+        best: tuple[Slot, int] | None = None
+        for other in self._slots:
+            if other is slot or other.seq in self._tainted or len(other.tokens) <= reuse:
+                continue
+            if other.extra_cells:  # M-RoPE images: positions no longer follow the tokens
+                continue
+            shared = common_prefix(other.tokens, prompt[:limit])
+            if shared <= max(reuse, best[1] if best is not None else 0):
+                continue
+            if self._windows.n_swa > 0 and not self._windows.holds(other.seq, shared):
+                continue
+            best = (other, shared)
+        return best
+
+    def _borrow(self, slot: Slot, lender: Slot, shared: int) -> int:
+        """Make ``slot`` hold ``lender``'s first ``shared`` cells (the same cells, not a
+        copy) in place of its own; returns ``shared``. The caller has saved what of
+        ``slot``'s conversation is worth keeping."""
+        self._windows.empty(slot)
+        llama_cpp.llama_memory_seq_cp(self._memory, lender.seq, slot.seq, 0, shared)
+        slot.emptied(lender.tokens[:shared])
+        return shared
 
     def _retire(self) -> None:
         """Free the slots of requests that were cancelled, abandoned or ran out of time."""
