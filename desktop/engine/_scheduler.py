@@ -431,6 +431,17 @@ class Scheduler:
             raise ModelLoadError(f"could not load {model.spec.model_id}: {exc}") from None
         self._broken.loaded(model.spec.model_id)
         with self._cond:
+            gone = self._models.get(model.spec.model_id) is not model
+            if gone:  # ``close`` (shutdown) came during the load: nobody would close it
+                model.in_use -= 1
+                self._cond.notify_all()
+        if gone:
+            engine.close()
+            raise EdgeDeskError(
+                f"{model.spec.model_id} was unloaded while it loaded (shutting down); "
+                "send the request again"
+            )
+        with self._cond:
             model.engine = engine
             model.parallel = max(1, int(engine.parallel))
             ticket.slots = self._slots_needed(ticket, model)

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.base.errors import Cancelled, ModelFileError, ModelLoadError, QueueFull
+from desktop.base.errors import (
+    Cancelled,
+    EdgeDeskError,
+    ModelFileError,
+    ModelLoadError,
+    QueueFull,
+)
 from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import (
@@ -399,6 +405,36 @@ def test_failed_load_leaves_scheduler_usable() -> None:
         list(scheduler.stream_chat("missing", ChatCall.of([Message("user", "x")], PARAMS)))
     assert _text(scheduler.stream_chat("ok", ChatCall.of([Message("user", "y")], PARAMS))) == "ok:y"
     assert not scheduler.busy and [m.model_id for m in scheduler.loaded()] == ["ok"]
+
+
+def test_a_shutdown_during_a_load_closes_the_engine_that_load_makes() -> None:
+    # `serve` preloads its models on a thread; Ctrl+C may come while one loads.
+    loading, finish = threading.Event(), threading.Event()
+    made: list[FakeEngine] = []
+
+    def load(spec: ModelSpec) -> FakeEngine:
+        loading.set()
+        finish.wait(WAIT_S)
+        made.append(FakeEngine(spec))
+        return made[-1]
+
+    scheduler = Scheduler(load, _resolver())
+    errors: list[BaseException] = []
+
+    def preload() -> None:
+        try:
+            scheduler.load("big")
+        except EdgeDeskError as exc:
+            errors.append(exc)
+
+    thread = _background(preload)
+    assert loading.wait(WAIT_S)
+    scheduler.close()
+    finish.set()
+    thread.join(WAIT_S)
+    assert made and made[0].closed  # no worker left running after the app has gone
+    assert errors and "unloaded while it loaded" in str(errors[0])
+    assert scheduler.loaded() == [] and not scheduler.busy
 
 
 def test_real_engine_through_scheduler_serves_chat_and_embeddings(
