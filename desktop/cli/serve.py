@@ -9,7 +9,10 @@ import logging
 import re
 import socket
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from desktop.base.config import MIN_BODY_BYTES
 from desktop.base.crash import shown
@@ -41,6 +44,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         metavar="ID_OR_PATH",
         help="a catalog id or .gguf path to offer (repeatable)",
+    )
+    parser.add_argument(
+        "--no-preload",
+        action="store_true",
+        help="load each --model on its first request instead of at start",
     )
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument(
@@ -196,9 +204,37 @@ def offer_models(resolver: ModelResolver, models: list[str]) -> None:
             resolver.register(Path(ref))
 
 
+class Loader(Protocol):
+    """What ``preload`` needs of the scheduler."""
+
+    def load(self, model: str) -> object:
+        """Load ``model`` now (blocking)."""
+        ...
+
+
+def preload(scheduler: Loader, resolver: ModelResolver, refs: Sequence[str]) -> None:
+    """Load each named local model now, one after another (blocking), as llama-server
+    loads its model before it answers: the first request then waits for no load. A
+    model that fails is said on the console, and the server goes on (its requests get
+    the load's error in their own protocol's shape)."""
+    ids: list[str] = []
+    for ref in refs:
+        try:
+            spec = resolver(ref)
+        except EdgeDeskError:
+            continue  # said when it is first asked for, as in the start-up line
+        if spec.path is not None and spec.model_id not in ids:  # a remote runs elsewhere
+            ids.append(spec.model_id)
+    for model_id in ids:
+        try:
+            scheduler.load(model_id)
+        except EdgeDeskError as exc:
+            print(f"edgedesk: {model_id} was not loaded at start: {exc.message}", file=sys.stderr)
+
+
 def _where_models_run(resolver: ModelResolver, models: list[str]) -> str:
     """``gemma: 19/19 layers on Vulkan0 (llvmpipe)`` for each ``--model`` (planned from its
-    header: it loads on its first request; /v1/models and ``run --stats`` then say where it
+    header, before its load ends; /v1/models and ``run --stats`` then say where it
     did), or where any local model would run when none is named."""
     from desktop.engine import default_devices, planned_placement
 
@@ -246,6 +282,18 @@ def handle(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
+            # The named models (and engine.preload's) load while the server already
+            # answers; a request for one waits for its load, as it would on its own.
+            # Daemon: Ctrl+C during a load stops the server at once (the scheduler closes
+            # what the load makes).
+            if not args.no_preload:
+                named = [*args.model, *map(str, ctx.settings.engine.preload)]
+                threading.Thread(
+                    target=preload,
+                    args=(ctx.scheduler, ctx.resolver, named),
+                    name="edgedesk-preload",
+                    daemon=True,
+                ).start()
 
         where = _where_models_run(ctx.resolver, args.model)
 

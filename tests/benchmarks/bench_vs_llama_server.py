@@ -187,7 +187,19 @@ def edgedesk_server(
             pids["pid"] = proc.pid
         url = f"http://127.0.0.1:{port}"
         wait_answering(f"{url}/v1/models", proc, timeout=READY_TIMEOUT_S)
-        yield url, model.name.removesuffix(".gguf")
+        model_id = model.name.removesuffix(".gguf")
+        # Ready as llama-server is ready, its model loaded: `serve` preloads a named model
+        # (an older checkout loads it on its first request), and this waits for it.
+        httpx.post(
+            f"{url}/v1/chat/completions",
+            timeout=READY_TIMEOUT_S,
+            json={
+                "model": model_id,
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        ).raise_for_status()
+        yield url, model_id
 
 
 def peak_rss_bytes(pid: int) -> int:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,6 +22,7 @@ from desktop.cli import build_parser
 from desktop.cli.serve import _overrides, configure_logging
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ModelSpec
+from tests.conftest import wait_until
 from tests.fixtures.children import free_port
 
 
@@ -89,31 +91,14 @@ def test_debug_level_shows_the_engines_lines_and_warning_hides_requests(
     assert re.search(r"DEBUG edgedesk\.engine: load tiny: ready in [\d.]+ s, 2 slots", err)
 
 
-@pytest.fixture
-def running(tmp_path: Path, tiny_chat: Path) -> Iterator[tuple[str, queue.Queue[str]]]:
-    """A real ``edgedesk serve --log-level info`` process; its URL and its stderr lines."""
+@contextmanager
+def _serving(home: Path, *argv: str) -> Iterator[tuple[str, queue.Queue[str]]]:
+    """A real ``edgedesk serve --no-auth ARGV`` process on a free port; its URL and its
+    stderr lines (from the one after its "Serving" line)."""
     port = free_port()
-    env = {**os.environ, "EDGEDESK_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "EDGEDESK_HOME": str(home)}
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "desktop",
-            "serve",
-            "--no-auth",
-            "--model",
-            str(tiny_chat),
-            "--port",
-            str(port),
-            "--log-level",
-            "info",
-            "--max-tokens-limit",
-            "3",
-            "--allowed-origins",
-            "http://ide.test",
-            "--max-body-bytes",
-            "2048",
-        ],
+        [sys.executable, "-m", "desktop", "serve", "--no-auth", "--port", str(port), *argv],
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -139,6 +124,77 @@ def running(tmp_path: Path, tiny_chat: Path) -> Iterator[tuple[str, queue.Queue[
             process.terminate()
             process.wait(timeout=30)
             reader.join(timeout=30)  # it read to the end: the pipe can close
+
+
+@pytest.fixture
+def running(tmp_path: Path, tiny_chat: Path) -> Iterator[tuple[str, queue.Queue[str]]]:
+    """A real ``edgedesk serve --log-level info`` process; its URL and its stderr lines."""
+    with _serving(
+        tmp_path / "home",
+        "--model",
+        str(tiny_chat),
+        "--log-level",
+        "info",
+        "--max-tokens-limit",
+        "3",
+        "--allowed-origins",
+        "http://ide.test",
+        "--max-body-bytes",
+        "2048",
+    ) as served:
+        yield served
+
+
+def _loaded(url: str) -> list[str]:
+    models: list[str] = httpx.get(f"{url}/health", timeout=60).json()["loaded_models"]
+    return models
+
+
+def test_a_named_model_is_loaded_before_its_first_request(tmp_path: Path, tiny_chat: Path) -> None:
+    # As llama-server: the first request after a start does not wait for a load.
+    with _serving(tmp_path / "home", "--model", str(tiny_chat)) as (url, _lines):
+        assert wait_until(lambda: _loaded(url) == ["tiny-chat"], 60, "the preload")
+
+
+def test_no_preload_loads_a_model_on_its_first_request(tmp_path: Path, tiny_chat: Path) -> None:
+    with _serving(tmp_path / "home", "--model", str(tiny_chat), "--no-preload") as (url, _lines):
+        assert _loaded(url) == []
+        reply = httpx.post(
+            f"{url}/v1/chat/completions",
+            timeout=60,
+            json={
+                "model": "tiny-chat",
+                "max_tokens": 2,
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        )
+        assert reply.status_code == 200
+        assert _loaded(url) == ["tiny-chat"]
+
+
+def test_a_model_that_fails_to_load_at_start_is_said_and_the_server_goes_on(
+    tmp_path: Path, tiny_chat: Path
+) -> None:
+    bad = tmp_path / "broken.gguf"
+    # Whole and well formed, so the start accepts it; llama.cpp knows no "llamb" models.
+    data = bytearray(tiny_chat.read_bytes())
+    at = data.index(b"general.architecture") + len(b"general.architecture") + 4 + 8
+    assert data[at : at + 5] == b"llama"
+    data[at : at + 5] = b"llamb"
+    bad.write_bytes(data)
+    with _serving(tmp_path / "home", "--model", str(bad), "--model", str(tiny_chat)) as (
+        url,
+        lines,
+    ):
+        line = _line_with(lines, "was not loaded at start")
+        assert line.startswith("edgedesk: broken was not loaded at start: ")
+        assert wait_until(lambda: _loaded(url) == ["tiny-chat"], 60, "the second preload")
+        reply = httpx.post(
+            f"{url}/v1/chat/completions",
+            timeout=60,
+            json={"model": "broken", "messages": [{"role": "user", "content": "hi"}]},
+        )
+        assert reply.status_code != 200 and reply.json()["error"]["message"]
 
 
 def _line_with(lines: queue.Queue[str], needle: str) -> str:
