@@ -553,10 +553,15 @@ class DecodeLoop(BatchWorker):
                 slot.next_decoded(draft)
                 generating += 1
         prompt = 0
-        for slot in self._slots:
-            if slot.state is not SlotState.PROMPT or not slot.pending or n >= self._n_batch:
-                continue
-            take = _text_run(slot.pending, self._n_batch - n)
+        reading = sorted(
+            (s for s in self._slots if s.state is SlotState.PROMPT and s.pending),
+            key=lambda s: len(s.pending),
+        )
+        limit = self._prompt_limit(n, reading)
+        for slot in reading:  # shortest first: see _prompt_limit
+            if n >= limit:
+                break
+            take = _text_run(slot.pending, limit - n)
             if take == 0:
                 continue  # an image comes first: decoded at the next step's start
             n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
@@ -585,6 +590,24 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
+
+    def _prompt_limit(self, n: int, reading: list[Slot]) -> int:
+        """How many tokens this step's batch may hold, ``n`` of them already generating
+        tokens and guesses, with ``reading``'s prompts (shortest first) to fill the rest.
+
+        The whole batch (``n_batch``), unless a short prompt shares the step with a long
+        one: then one micro-batch (``n_ubatch``), which the short one's rest fits in. Its
+        logits come when the whole decode ends, so an autocomplete beside an agent's
+        8k-token prompt gets its first token after one micro-batch instead of four (and
+        the running streams their next one); the long prompt reads on at full size at the
+        next step. llama-server fills the batch in slot order, the long prompt first.
+        """
+        if len(reading) < 2 or self._n_ubatch >= self._n_batch:
+            return self._n_batch
+        shortest = _text_run(reading[0].pending, self._n_batch)
+        if shortest == 0 or n + shortest > self._n_ubatch:
+            return self._n_batch
+        return self._n_ubatch
 
     def _decode_images(self) -> None:
         """Decode the image that starts each slot's pending prompt, one per slot per step,

@@ -264,6 +264,43 @@ def test_a_long_prompt_delays_running_streams_by_at_most_one_chunk(tiny_chat: Pa
         engine.close()
 
 
+def test_a_short_prompt_beside_a_long_one_starts_after_one_micro_batch(tiny_chat: Path) -> None:
+    # An autocomplete arriving with an agent's long prompt: it must not wait for the
+    # long prompt's full-size pieces.
+    gate = LoopGate()
+    n_batch, n_ubatch = 256, 64
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=2048, parallel=2, n_batch=n_batch, n_ubatch=n_ubatch),
+        on_step=gate,
+    )
+    try:
+        long_prompt = "alpha beta gamma delta " * 40  # several full-size pieces
+        short_prompt = "def add(a, b):"
+        params = GenerationParams(max_tokens=4, temperature=0.0)
+        first = len(gate.steps)
+        finals = together(
+            engine,
+            gate,
+            [
+                lambda: _completion(engine, long_prompt, params)[1],
+                lambda: _completion(engine, short_prompt, params)[1],
+            ],
+        )
+        long_usage, short_usage = finals[0].usage, finals[1].usage
+        assert long_usage is not None and short_usage is not None
+        assert long_usage.prompt_tokens > 2 * n_batch
+        reading = [s for s in gate.steps[first:] if s.prompt_tokens > 0]
+        # The first step read the short prompt whole beside a micro-batch of the long one ...
+        assert reading[0].prompt_tokens <= n_ubatch
+        # ... so at the next step the short one was generating while the long one read
+        # on at full size.
+        after = gate.steps[gate.steps.index(reading[0]) + 1]
+        assert after.generation_tokens == 1 and after.prompt_tokens == n_batch - 1
+    finally:
+        engine.close()
+
+
 def test_concurrent_embed_calls_share_decodes(tiny_embed: Path) -> None:
     armed = threading.Event()
     held = threading.Event()
