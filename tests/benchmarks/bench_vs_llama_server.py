@@ -460,8 +460,8 @@ def measure(
     """Run every scenario on each server (llama-server first), warm-up first.
 
     With ``rounds`` > 1 all servers stay up (an idle one uses next to no CPU) and each
-    scenario runs on every server in turn, round after round; each figure is then the
-    median over rounds. On a machine whose load drifts, the servers then see the same
+    scenario runs on every server in turn, round after round (every other round in the
+    reverse order); each figure is then the median over rounds. On a machine whose load drifts, the servers then see the same
     minutes, instead of one of them getting a quiet stretch and the other a busy one.
     """
     pids: dict[str, dict[str, int]] = {name: {} for name in servers}
@@ -481,7 +481,10 @@ def measure(
         for url, model in ups.values():
             asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
         for index in range(rounds):
-            for name, (url, model) in ups.items():
+            # Each round reverses the order: neither server always runs right after the
+            # other's burst (caches, the host's memory traffic, a drifting load).
+            order = list(ups.items()) if index % 2 == 0 else list(reversed(ups.items()))
+            for name, (url, model) in order:
                 print(f"--- round {index + 1} of {rounds}: {name}", flush=True)
                 trial = Side(name)
                 _scenarios(trial, url, model, plan, index)
