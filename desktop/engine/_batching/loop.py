@@ -511,10 +511,12 @@ class DecodeLoop(BatchWorker):
         prompt"); a 2,048-token prefill piece hardly notices.
         """
         cells = self._n_ctx - sum(self._cells(s) for s in self._slots) - generating
-        room = self._n_batch - generating
+        # the prompt text this step reads, as _step will fill it (shortest first, within
+        # _prompt_limit)
+        room = self._prompt_limit(generating, self._reading()) - generating
         reading = 0
-        for slot in self._slots:
-            if slot.state is SlotState.PROMPT and slot.pending and reading < room:
+        for slot in self._reading():
+            if reading < room:
                 reading += _text_run(slot.pending, room - reading)
         rows = LOOKUP_ROWS_PER_STEP
         if reading > 0:
@@ -553,10 +555,7 @@ class DecodeLoop(BatchWorker):
                 slot.next_decoded(draft)
                 generating += 1
         prompt = 0
-        reading = sorted(
-            (s for s in self._slots if s.state is SlotState.PROMPT and s.pending),
-            key=lambda s: len(s.pending),
-        )
+        reading = self._reading()
         limit = self._prompt_limit(n, reading)
         for slot in reading:  # shortest first: see _prompt_limit
             if n >= limit:
@@ -590,6 +589,13 @@ class DecodeLoop(BatchWorker):
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
+
+    def _reading(self) -> list[Slot]:
+        """The slots with prompt tokens still to read, shortest rest first."""
+        return sorted(
+            (s for s in self._slots if s.state is SlotState.PROMPT and s.pending),
+            key=lambda s: len(s.pending),
+        )
 
     def _prompt_limit(self, n: int, reading: list[Slot]) -> int:
         """How many tokens this step's batch may hold, ``n`` of them already generating
