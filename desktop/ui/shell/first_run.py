@@ -116,8 +116,10 @@ class FirstRunDialog(TextFitDialog):
         layout.addLayout(self._build_buttons())
         models.error.connect(self._on_error)
         models.imported.connect(self._on_imported)
+        self._listening = True  # to the Models screen's imports and errors, while open
         self._errors: list[str] = []  # said here and in the Models bar: gone with the dialog
         self.finished.connect(self._forget_errors)
+        self.finished.connect(self._stop_listening)
         self._describe()
 
     def _build_buttons(self) -> QHBoxLayout:
@@ -148,6 +150,14 @@ class FirstRunDialog(TextFitDialog):
     def _on_imported(self, ref: str) -> None:
         settle(self._data_dir, "installed", ref)
         self._models.when_listed(lambda: self._ready(ref))
+
+    def _stop_listening(self) -> None:
+        # The window keeps this dialog: still connected, a later import on the Models
+        # screen (an embedding model, say) would be "ready" and become the chat's model.
+        if self._listening:
+            self._listening = False
+            self._models.error.disconnect(self._on_error)
+            self._models.imported.disconnect(self._on_imported)
 
     def _forget_errors(self) -> None:
         for message in self._errors:
