@@ -148,8 +148,22 @@ class FirstRunDialog(TextFitDialog):
             self._models.import_later(*chosen)
 
     def _on_imported(self, ref: str) -> None:
+        self._models.when_listed(lambda: self._imported_listed(ref))
+
+    def _imported_listed(self, ref: str) -> None:
+        # An embedding model imported here would close the welcome with nothing to chat
+        # with (the chat's picker empty, sending refused): say so and stay open.
+        if ref not in {model for _name, model in self._models.chat_models()}:
+            self.say(
+                self.status,
+                self.tr(
+                    "%1 cannot chat (an embedding model, say). Import a chat model, "
+                    "or download the recommended one."
+                ).replace("%1", ref),
+            )
+            return
         settle(self._data_dir, "installed", ref)
-        self._models.when_listed(lambda: self._ready(ref))
+        self._ready(ref)
 
     def _stop_listening(self) -> None:
         # The window keeps this dialog: still connected, a later import on the Models

@@ -140,3 +140,24 @@ def test_a_later_import_does_not_become_the_chats_model(
     assert win.chat.model_box.currentData() == chat_model
     assert win.stack.currentWidget() is win.models
     win.close()
+
+
+def test_importing_an_embedding_model_in_the_welcome_says_it_cannot_chat(
+    qtbot, hub: FakeHub, tiny_embed: Path
+) -> None:
+    # "Import a file I have…" with an embedding GGUF closed the welcome as if set up:
+    # the chat's picker said "Choose a model…" and the first message was refused.
+    win = _window(qtbot)
+    dialog = win.maybe_first_run()
+    assert isinstance(dialog, FirstRunDialog)
+    readied: list[str] = []
+    dialog.ready.connect(readied.append)
+    with qtbot.waitSignal(win.models.imported, timeout=20_000) as embedding:
+        win.models.import_later(tiny_embed)
+    wait_listed(qtbot, win)
+    assert readied == [] and dialog.isVisible()
+    assert "cannot chat" in dialog.status.text()
+    assert embedding.args[0] in dialog.status.text()
+    assert win.chat.current is None or win.chat.current.model != embedding.args[0]
+    dialog.skip()
+    win.close()
