@@ -1515,6 +1515,11 @@
         <source>Resume download</source>
         <translation>继续下载</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/shell/first_run.py" line="159"/>
+        <source>%1 cannot chat (an embedding model, say). Import a chat model, or download the recommended one.</source>
+        <translation>%1 不能用于对话（例如嵌入模型）。请导入一个对话模型，或下载推荐的模型。</translation>
+    </message>
 </context>
 <context>
     <name>HardwarePanel</name>

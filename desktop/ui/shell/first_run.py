@@ -116,8 +116,10 @@ class FirstRunDialog(TextFitDialog):
         layout.addLayout(self._build_buttons())
         models.error.connect(self._on_error)
         models.imported.connect(self._on_imported)
+        self._listening = True  # to the Models screen's imports and errors, while open
         self._errors: list[str] = []  # said here and in the Models bar: gone with the dialog
         self.finished.connect(self._forget_errors)
+        self.finished.connect(self._stop_listening)
         self._describe()
 
     def _build_buttons(self) -> QHBoxLayout:
@@ -146,8 +148,30 @@ class FirstRunDialog(TextFitDialog):
             self._models.import_later(*chosen)
 
     def _on_imported(self, ref: str) -> None:
+        self._models.when_listed(lambda: self._imported_listed(ref))
+
+    def _imported_listed(self, ref: str) -> None:
+        # An embedding model imported here would close the welcome with nothing to chat
+        # with (the chat's picker empty, sending refused): say so and stay open.
+        if ref not in {model for _name, model in self._models.chat_models()}:
+            self.say(
+                self.status,
+                self.tr(
+                    "%1 cannot chat (an embedding model, say). Import a chat model, "
+                    "or download the recommended one."
+                ).replace("%1", ref),
+            )
+            return
         settle(self._data_dir, "installed", ref)
-        self._models.when_listed(lambda: self._ready(ref))
+        self._ready(ref)
+
+    def _stop_listening(self) -> None:
+        # The window keeps this dialog: still connected, a later import on the Models
+        # screen (an embedding model, say) would be "ready" and become the chat's model.
+        if self._listening:
+            self._listening = False
+            self._models.error.disconnect(self._on_error)
+            self._models.imported.disconnect(self._on_imported)
 
     def _forget_errors(self) -> None:
         for message in self._errors:

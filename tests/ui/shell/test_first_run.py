@@ -115,3 +115,49 @@ def test_the_welcome_waits_for_its_window_to_be_on_screen(
     assert win.isVisible() and win.windowHandle().isExposed()
     dialog.skip()
     win.close()
+
+
+def test_a_later_import_does_not_become_the_chats_model(
+    qtbot, hub: FakeHub, tiny_chat: Path, tiny_embed: Path
+) -> None:
+    # The window keeps the closed welcome: it still heard the Models screen's imports,
+    # so importing an embedding model later made it the chat's model (the picker said
+    # "Choose a model…" and sending failed) and jumped to the Chats screen.
+    win = _window(qtbot)
+    dialog = win.maybe_first_run()
+    assert isinstance(dialog, FirstRunDialog)
+    with qtbot.waitSignal(dialog.ready, timeout=20_000) as ready:
+        win.models.import_later(tiny_chat)  # as the welcome's "Import a file I have…"
+    chat_model = ready.args[0]
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
+    assert win.chat.current is not None and win.chat.current.model == chat_model
+    win.show_page("models")
+    with qtbot.waitSignal(win.models.imported, timeout=20_000) as embedding:
+        win.models.import_later(tiny_embed)
+    assert embedding.args[0] != chat_model
+    wait_listed(qtbot, win)  # when the welcome, still listening, would have acted
+    assert win.chat.current.model == chat_model
+    assert win.chat.model_box.currentData() == chat_model
+    assert win.stack.currentWidget() is win.models
+    win.close()
+
+
+def test_importing_an_embedding_model_in_the_welcome_says_it_cannot_chat(
+    qtbot, hub: FakeHub, tiny_embed: Path
+) -> None:
+    # "Import a file I have…" with an embedding GGUF closed the welcome as if set up:
+    # the chat's picker said "Choose a model…" and the first message was refused.
+    win = _window(qtbot)
+    dialog = win.maybe_first_run()
+    assert isinstance(dialog, FirstRunDialog)
+    readied: list[str] = []
+    dialog.ready.connect(readied.append)
+    with qtbot.waitSignal(win.models.imported, timeout=20_000) as embedding:
+        win.models.import_later(tiny_embed)
+    wait_listed(qtbot, win)
+    assert readied == [] and dialog.isVisible()
+    assert "cannot chat" in dialog.status.text()
+    assert embedding.args[0] in dialog.status.text()
+    assert win.chat.current is None or win.chat.current.model != embedding.args[0]
+    dialog.skip()
+    win.close()
