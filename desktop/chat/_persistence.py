@@ -82,7 +82,7 @@ def _to_turn(message: ChatMessage) -> Turn:
 class ChatSaver:
     """Loads stored chats and saves a view's chats as they change.
 
-    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``,
+    ``load_all``, ``load_turns``, ``choose_version``, ``set_collection``, ``set_model``,
     ``set_parameters``, ``set_think``, ``rename``, ``snapshot``, ``delete`` and ``restore``
     are called by the thread that owns the conversations; ``sync``, ``save_answer``,
     ``save_turn`` and ``keep`` by the thread generating that chat's answer (one at a time
@@ -225,6 +225,12 @@ class ChatSaver:
         gets them when it is created)."""
         if chat.store_id is not None:
             self.store.set_parameters(chat.store_id, chat.stored_parameters())
+
+    def set_model(self, chat: Conversation) -> None:
+        """Store the model chosen for the chat's next turns (a chat not saved yet gets it
+        when it is created)."""
+        if chat.store_id is not None:
+            self.store.set_model(chat.store_id, chat.model or None)
 
     def set_think(self, chat: Conversation) -> None:
         """Store the chat's Think switch (a chat not saved yet gets it when it is created)."""

@@ -19,13 +19,14 @@ from desktop.store._cited_passages import decode_sources, encode_sources
 from desktop.store._db import Database, fts_query, fts_text
 
 # The conversation columns a setter may change (``ChatTables.set_column``).
-Column = Literal["title", "tags", "collection", "think", "parameters"]
+Column = Literal["title", "tags", "collection", "think", "parameters", "model"]
 _SET_COLUMN: dict[Column, str] = {
     "title": "UPDATE conversations SET title = ? WHERE id = ? AND origin = 'app'",
     "tags": "UPDATE conversations SET tags = ? WHERE id = ? AND origin = 'app'",
     "collection": "UPDATE conversations SET collection = ? WHERE id = ? AND origin = 'app'",
     "think": "UPDATE conversations SET think = ? WHERE id = ? AND origin = 'app'",
     "parameters": "UPDATE conversations SET parameters = ? WHERE id = ? AND origin = 'app'",
+    "model": "UPDATE conversations SET model = ? WHERE id = ? AND origin = 'app'",
 }
 
 

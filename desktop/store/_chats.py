@@ -127,6 +127,10 @@ class ChatStore:
         """Ground the conversation in ``collection`` from now on (None or "": none)."""
         self._update(conv_id, "collection", collection or None)
 
+    def set_model(self, conv_id: int, model: str | None) -> None:
+        """The model the conversation's next turns use, from now on (None: none chosen)."""
+        self._update(conv_id, "model", model or None)
+
     def set_think(self, conv_id: int, think: bool) -> None:
         """Whether the conversation's reasoning model may think first, from now on."""
         self._update(conv_id, "think", int(think))

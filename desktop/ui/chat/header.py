@@ -72,6 +72,7 @@ class ChatHeader(QWidget):
     ephemeral_toggled = Signal(object)  # the Conversation
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
     think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
+    model_changed = Signal(object)  # the Conversation whose model the user chose
     tools_changed = Signal(object)  # the Conversation whose Tools switch the user flipped
     # The Conversation whose sampling settings (temperature, the parameters panel, a
     # preset's) changed.
@@ -321,6 +322,7 @@ class ChatHeader(QWidget):
         chat = self._current()
         if chat is not None and number >= 0:
             chat.model = str(self.model_box.itemData(number))
+            self.model_changed.emit(chat)
             self._show_think(chat.model)
             self.parameters.set_model_maximum(self._trained(chat.model))
             self.parameters.set_expert_layers(self._experts(chat.model))

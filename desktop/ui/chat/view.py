@@ -182,6 +182,7 @@ class ChatView(QWidget):
         self.header.error.connect(self._notify)
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
+        self.header.model_changed.connect(self._model_changed)
         self.header.tools_changed.connect(self._parameters_changed)  # kept with them
         self.header.parameters_changed.connect(self._parameters_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
@@ -330,6 +331,15 @@ class ChatView(QWidget):
             return
         try:
             self._saver.set_parameters(chat)
+        except EdgeDeskError as exc:
+            self._notify(error_text(exc))
+
+    def _model_changed(self, chat: object) -> None:
+        """Keep the chosen model with the chat, so a restart continues with it."""
+        if self._saver is None or not isinstance(chat, Conversation):
+            return
+        try:
+            self._saver.set_model(chat)
         except EdgeDeskError as exc:
             self._notify(error_text(exc))
 
