@@ -344,6 +344,12 @@ class DocumentsView(QWidget):
         first = choices[0] if choices else None
         if first is not None and first.installed:
             text = self.tr("New collections are embedded with ") + first.ref
+        elif first is not None and self._context.net.refusal(download=True) is not None:
+            # Offline (or policy): promising a download here would be promising a refusal.
+            text = self.tr(
+                "No embedding model is on this device, and downloads are off here: "
+                "import one on the Models screen."
+            )
         elif first is not None:
             text = (
                 self.tr(
@@ -386,8 +392,10 @@ class DocumentsView(QWidget):
         if picked is None:
             return
         folder = QFileDialog.getExistingDirectory(self, self.tr("Add a folder"))
-        if folder:
-            self.add(picked[0], [Path(folder)], picked[1].ref)
+        # No folder (the picker closed): the collection is still made, empty, so that
+        # files can be added to it (Add files…); dropping what the user just named would
+        # look like a failure that says nothing.
+        self.add(picked[0], [Path(folder)] if folder else [], picked[1].ref)
 
     def _ask_folder(self) -> None:
         target = self.selected_name()

@@ -136,6 +136,54 @@ def test_new_collection_button_asks_name_model_and_folder_then_indexes(
     assert f"embedding model: {imported}" in view.summary.text()
 
 
+def test_a_new_collection_is_kept_when_the_folder_picker_is_closed(
+    qtbot, window: MainWindow, tiny_embed: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.ui.documents.new_collection import NewCollectionDialog
+
+    imported = window.models.import_file(tiny_embed)
+
+    def user_fills_in(dialog: NewCollectionDialog) -> int:
+        dialog.name.setText("handbook")
+        assert dialog.select(imported)
+        qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), _left())
+        return int(dialog.result())
+
+    monkeypatch.setattr(NewCollectionDialog, "exec", user_fills_in)
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: "")  # Cancel
+    view = window.documents
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
+        qtbot.mouseClick(view.new_button, _left())
+    # The named collection is there, empty, with the chosen model: files can follow.
+    assert view.names() == ["handbook"]
+    assert f"embedding model: {imported}" in view.summary.text()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: str(folder))
+    with qtbot.waitSignal(view.indexing_finished, timeout=30_000) as added:
+        view._ask_folder()
+    assert added.args[0].added >= 1
+
+
+def test_offline_with_no_embedding_model_the_screen_promises_no_download(
+    qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.ui.documents import view as documents
+    from desktop.ui.documents.new_collection import EmbeddingChoice
+
+    # No embedding model on this device: only the catalog's default, not downloaded.
+    absent = [EmbeddingChoice(BGE_ID, "BGE small EN", False, 37_000_000)]
+    monkeypatch.setattr(documents, "embedding_choices", lambda _context: absent)
+    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("documents")  # the screen looks its models up when first shown
+    text = win.documents.model_label.text()
+    assert "downloads are off" in text and "Models screen" in text
+    assert "first" not in text  # not "a new collection downloads … first"
+    win.close()
+
+
 def test_offline_the_download_is_refused_and_nothing_is_created(
     qtbot, bge_hub: FakeHub, folder: Path
 ) -> None:
