@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from desktop.store._sealed import SEALED_SUFFIX, is_sealed, seal, unseal
     from desktop.store._usage import (
         WINDOW_CLIENT,
+        WINDOW_GROUP,
         SeriesPoint,
         UsageGroup,
         UsageRow,
@@ -43,6 +44,7 @@ __all__ = [
     "MAX_ID",
     "SEALED_SUFFIX",
     "WINDOW_CLIENT",
+    "WINDOW_GROUP",
     "AtRest",
     "Attachment",
     "ChatMessage",
@@ -112,6 +114,7 @@ _WHERE = {
     "UsageRow": "_usage",
     "UsageStore": "_usage",
     "WINDOW_CLIENT": "_usage",
+    "WINDOW_GROUP": "_usage",
     "csv_text": "_usage",
     "percentile": "_usage",
     "UsageRecorder": "_usage_recorder",

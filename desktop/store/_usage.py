@@ -57,8 +57,11 @@ CSV_FIELDS = (
     "tokens_per_s",
 )
 
+WINDOW_GROUP = "(window)"  # by key: the window's own chats ("-": requests without a key)
 _GROUP_SQL: dict[str, str] = {
-    "key": "coalesce(key_name, '-')",
+    # The window's own chats have no key either, but are not "no key" requests to the
+    # server: they are a group of their own (WINDOW_GROUP).
+    "key": f"coalesce(key_name, CASE route WHEN 'window' THEN '{WINDOW_GROUP}' ELSE '-' END)",
     "model": "coalesce(model, '-')",
     "client": "client",
     "route": "route",

@@ -999,6 +999,11 @@
         <translation>此设备上还没有嵌入模型：新建文档集时会先下载 %1（%2）。</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/documents/view.py" line="349"/>
+        <source>No embedding model is on this device, and downloads are off here: import one on the Models screen.</source>
+        <translation>此设备上没有嵌入模型，且此处已关闭下载：请在“模型”页面导入一个。</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/documents/view.py" line="357"/>
         <source>No embedding model is available: import one on the Models screen.</source>
         <translation>没有可用的嵌入模型：请在“模型”页面导入一个。</translation>
@@ -4069,6 +4074,11 @@
         <location filename="../../desktop/ui/server/usage_tab.py" line="436"/>
         <source>(no key)</source>
         <translation>（无密钥）</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/server/usage_tab.py" line="439"/>
+        <source>EdgeDesk window</source>
+        <translation>EdgeDesk 窗口</translation>
     </message>
     <message>
         <location filename="../../desktop/ui/server/usage_tab.py" line="436"/>

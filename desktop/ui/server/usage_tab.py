@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.store import SeriesPoint, UsageGroup, csv_text, percentile
+from desktop.store import WINDOW_GROUP, SeriesPoint, UsageGroup, csv_text, percentile
 from desktop.ui.common.text_fit import FitLabel
 
 if TYPE_CHECKING:
@@ -434,6 +434,8 @@ class UsageTab(QWidget):
         """A group as the charts and table name it ("-": no key, no model)."""
         if group == "-":
             return self.tr("(no key)") if self.by == "key" else self.tr("(none)")
+        if group == WINDOW_GROUP and self.by == "key":
+            return self.tr("EdgeDesk window")
         return self.tr("other") if group == "other" else group
 
     # ------------------------------------------------------------------ hover

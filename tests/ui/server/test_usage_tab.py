@@ -17,6 +17,7 @@ from desktop.base.config import NoPolicy
 from desktop.policy._sources import MachinePolicy
 from desktop.root.context import AppContext, build_context
 from desktop.server._metrics import AccessRecord
+from desktop.store import WINDOW_GROUP
 from desktop.store._usage import UsageRow
 from desktop.ui.common.look import apply_theme, install_translator
 from desktop.ui.server.request_list import log_line, relative_time
@@ -123,9 +124,10 @@ def test_usage_tab_draws_a_scripted_day_and_exports_it(
     tab = win.server.usage
     slots = tab.slots
     assert slots is not None
-    # Every request of the day is in a bar, stacked by key (the window's chats as "-").
+    # Every request of the day is in a bar, stacked by key (the window's chats apart
+    # from requests without a key).
     assert sum(slots.totals) == sent
-    assert set(slots.groups) == {"codex", "claude", "notebook", "-"}  # "-": the window's
+    assert set(slots.groups) == {"codex", "claude", "notebook", WINDOW_GROUP}
     assert len(tab.requests_plot.getPlotItem().items) == len(slots.groups)
     assert tab.table.rowCount() == 4 and tab.table.item(0, 0).text() == "codex"
     assert tab.table.cellWidget(0, 8) is not None  # the sparkline
