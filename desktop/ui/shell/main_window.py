@@ -55,6 +55,7 @@ from desktop.ui.settings.key_backup import KeyBackupDialog, key_backup_dialog, o
 from desktop.ui.shell.disk_watch import DiskWatch
 from desktop.ui.shell.first_run import FirstRunDialog, is_settled
 from desktop.ui.shell.tray import Tray, hides_on_close
+from desktop.ui.shell.window_place import load_geometry, save_geometry
 from desktop.ui.tools.view import ToolsView
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class MainWindow(QMainWindow):
         self.context = context
         self.setWindowTitle("EdgeDesk")
         self.setWindowIcon(icon("app"))
-        self._size_for_screen(opening_screen())
+        self._place(opening_screen())
         self.pool = WorkerPool(self)
         # The saver records the window's chat deletions and exports in the audit log.
         saver = ChatSaver(context.chat_store, context.audit)
@@ -184,6 +185,14 @@ class MainWindow(QMainWindow):
             self.server.toggle_server()
 
     # ------------------------------------------------------------------ layout
+    def _place(self, screen: QScreen | None) -> None:
+        """Where the user left the window last time (window_place), else the first size
+        and place for ``screen``."""
+        self._size_for_screen(screen)
+        saved = load_geometry(self.context.paths.config_dir)
+        if saved is not None:
+            self.restoreGeometry(saved)
+
     def _size_for_screen(self, screen: QScreen | None) -> None:
         """The first size and place: fitted to ``screen`` and centred on it, so a laptop's
         status bar does not start off-screen."""
@@ -636,6 +645,7 @@ class MainWindow(QMainWindow):
         if self._closed:
             return
         self._closed = True
+        save_geometry(self.context.paths.config_dir, self.saveGeometry())
         self._status_timer.stop()
         self.disk.stop()  # no re-listing from a database about to close
         self.context.housekeeping.stop()  # a rescan in progress is cancelled
