@@ -112,14 +112,16 @@ def test_a_missing_catalog_model_is_downloaded_then_the_collection_indexed(
     assert len(bge_hub.downloads()) == 2
 
 
-def test_new_collection_button_asks_name_model_and_folder_then_indexes(
-    qtbot, window: MainWindow, tiny_embed: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _new_collection(
+    qtbot, window: MainWindow, model: Path, folder: str, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """New collection… as a user does it: "handbook", ``model`` imported and chosen, then
+    ``folder`` in the folder picker ("": Cancel); waits for the indexing. The model's id."""
     from PySide6.QtWidgets import QFileDialog
 
     from desktop.ui.documents.new_collection import NewCollectionDialog
 
-    imported = window.models.import_file(tiny_embed)
+    imported = window.models.import_file(model)
 
     def user_fills_in(dialog: NewCollectionDialog) -> int:
         dialog.name.setText("handbook")
@@ -128,12 +130,18 @@ def test_new_collection_button_asks_name_model_and_folder_then_indexes(
         return int(dialog.result())
 
     monkeypatch.setattr(NewCollectionDialog, "exec", user_fills_in)
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: str(folder))
-    view = window.documents
-    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
-        qtbot.mouseClick(view.new_button, _left())
-    assert view.names() == ["handbook"]
-    assert f"embedding model: {imported}" in view.summary.text()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: folder)
+    with qtbot.waitSignal(window.documents.indexing_finished, timeout=30_000):
+        qtbot.mouseClick(window.documents.new_button, _left())
+    return imported
+
+
+def test_new_collection_button_asks_name_model_and_folder_then_indexes(
+    qtbot, window: MainWindow, tiny_embed: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imported = _new_collection(qtbot, window, tiny_embed, str(folder), monkeypatch)
+    assert window.documents.names() == ["handbook"]
+    assert f"embedding model: {imported}" in window.documents.summary.text()
 
 
 def test_a_new_collection_is_kept_when_the_folder_picker_is_closed(
@@ -141,22 +149,9 @@ def test_a_new_collection_is_kept_when_the_folder_picker_is_closed(
 ) -> None:
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.ui.documents.new_collection import NewCollectionDialog
-
-    imported = window.models.import_file(tiny_embed)
-
-    def user_fills_in(dialog: NewCollectionDialog) -> int:
-        dialog.name.setText("handbook")
-        assert dialog.select(imported)
-        qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), _left())
-        return int(dialog.result())
-
-    monkeypatch.setattr(NewCollectionDialog, "exec", user_fills_in)
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: "")  # Cancel
-    view = window.documents
-    with qtbot.waitSignal(view.indexing_finished, timeout=30_000):
-        qtbot.mouseClick(view.new_button, _left())
+    imported = _new_collection(qtbot, window, tiny_embed, "", monkeypatch)  # Cancel
     # The named collection is there, empty, with the chosen model: files can follow.
+    view = window.documents
     assert view.names() == ["handbook"]
     assert f"embedding model: {imported}" in view.summary.text()
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_a: str(folder))
