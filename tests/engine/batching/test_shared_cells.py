@@ -93,30 +93,25 @@ def test_a_conversation_still_generating_lends_its_prompt_start(
 ) -> None:
     eng, gate = engine
     long = GenerationParams(max_tokens=64, temperature=0.0, logprobs=2)
-    generating = threading.Event()
     out: list[list[Delta]] = []
-
-    def first() -> None:
-        chunks = []
-        for chunk in eng.stream_chat(ChatCall.of([SYSTEM, FIRST], long)):
-            if chunk.logprobs:
-                generating.set()
-            chunks.append(chunk)
-        out.append(chunks)
-
-    gate.hold()
-    thread = threading.Thread(target=first)
-    thread.start()
+    second: list[tuple[list[TokenStep], Delta]] = []
+    gate.hold()  # the loop stops after its first decode: the first prompt, read
+    first = threading.Thread(
+        target=lambda: out.append(list(eng.stream_chat(ChatCall.of([SYSTEM, FIRST], long))))
+    )
+    first.start()
     try:
-        wait_for(lambda: gate.held.is_set())
-        gate.release()
-        generating.wait(20)
-        assert eng.stats().slots_busy == 1  # it is mid-answer when the second one comes
-        second_steps, second = _run(eng, [SYSTEM, SECOND])
+        wait_for(gate.held.is_set)
+        assert eng.stats().slots_busy == 1  # mid-answer when the second one comes
+        later = threading.Thread(target=lambda: second.append(_run(eng, [SYSTEM, SECOND])))
+        later.start()
+        wait_for(lambda: eng.stats().requests_waiting == 1)
     finally:
         gate.release()
-        thread.join()
-    assert _cached(second) == _prefix_tokens(eng)
+    later.join()
+    first.join()
+    second_steps, second_final = second[0]
+    assert _cached(second_final) == _prefix_tokens(eng)
     reference, _ = _run(fresh, [SYSTEM, SECOND])
     assert_same_answer(reference, second_steps, "beside the first")
     first_steps = steps(lp for c in out[0] for lp in c.logprobs)
