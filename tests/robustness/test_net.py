@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,21 @@ import pytest
 from desktop.base.crash import EXIT_BUG, EXIT_INTERRUPTED, shown
 from desktop.cli import keys, main
 from tests.conftest import wait_until
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_from_a_terminal() -> Iterator[None]:
+    """Children start with Ctrl-C's default action, as a terminal's command does.
+
+    A suite run as a background job of a non-interactive shell (``cmd &``) has SIGINT
+    ignored, and children inherit "ignore" across exec (a handler becomes the default
+    action instead): an ignored Ctrl-C tests nothing, and the "joined" case below then
+    failed every time, the signal never arriving."""
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous is not None:  # None: a handler not set from Python, left alone
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_bug_becomes_one_line_naming_the_log_that_holds_the_traceback(
