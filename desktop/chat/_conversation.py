@@ -9,7 +9,7 @@ that shows it); the core's worker only reads it and appends to the store.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from desktop.chat._attachments import Attachment, image_of, inline_chars, prompt_text
@@ -216,42 +216,13 @@ class Conversation:
 
     @property
     def sampling(self) -> Sampling:
-        """The chat's sampling settings as one value."""
-        return Sampling(
-            self.temperature,
-            self.max_tokens,
-            self.top_p,
-            self.top_k,
-            self.min_p,
-            self.repeat_penalty,
-            self.seed,
-            self.context_length,
-            self.cpu_moe,
-        )
+        """The chat's sampling settings as one value (its fields are the chat's own)."""
+        return Sampling(**{f.name: getattr(self, f.name) for f in fields(Sampling)})
 
     @sampling.setter
     def sampling(self, value: Sampling) -> None:
-        (
-            self.temperature,
-            self.max_tokens,
-            self.top_p,
-            self.top_k,
-            self.min_p,
-            self.repeat_penalty,
-            self.seed,
-            self.context_length,
-            self.cpu_moe,
-        ) = (
-            value.temperature,
-            value.max_tokens,
-            value.top_p,
-            value.top_k,
-            value.min_p,
-            value.repeat_penalty,
-            value.seed,
-            value.context_length,
-            value.cpu_moe,
-        )
+        for f in fields(Sampling):
+            setattr(self, f.name, getattr(value, f.name))
 
     def messages(self, inline: int | None = None) -> list[Message]:
         """The conversation as the engine sees it (system prompt first, reasoning dropped).
