@@ -513,9 +513,10 @@ class DecodeLoop(BatchWorker):
         cells = self._n_ctx - sum(self._cells(s) for s in self._slots) - generating
         # the prompt text this step reads, as _step will fill it (shortest first, within
         # _prompt_limit)
-        room = self._prompt_limit(generating, self._reading()) - generating
+        pending = self._reading()
+        room = self._prompt_limit(generating, pending) - generating
         reading = 0
-        for slot in self._reading():
+        for slot in pending:
             if reading < room:
                 reading += _text_run(slot.pending, room - reading)
         # Guesses for a lone stream only. Beside another stream each guess row lengthens
