@@ -69,7 +69,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from desktop.engine._worker.child import main as worker_main
-    from desktop.engine._worker.client import start_worker, worker_log
+    from desktop.engine._worker.start import start_worker, worker_log
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -181,8 +181,8 @@ _WHERE: dict[str, str | tuple[str, str]] = {
     "require_llama_cpp": "_hardware.library",
     "default_devices": "_hardware.placement",
     "planned_placement": "_hardware.placement",
-    "start_worker": "_worker.client",
-    "worker_log": "_worker.client",
+    "start_worker": "_worker.start",
+    "worker_log": "_worker.start",
     "worker_main": ("_worker.child", "main"),
 }
 

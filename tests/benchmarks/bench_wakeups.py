@@ -32,7 +32,7 @@ from typing import Any
 
 from desktop.engine._loader import load_engine
 from desktop.engine._types import GenerationParams, LocalPlan, ModelSpec
-from desktop.engine._worker.client import start_worker
+from desktop.engine._worker.start import start_worker
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 PROMPT = "The lighthouse keeper's log, day one. The sea was"

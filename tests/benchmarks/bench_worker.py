@@ -27,7 +27,7 @@ import psutil
 from desktop.base.defaults import WORKER_PROCESS_BYTES
 from desktop.engine._loader import load_engine
 from desktop.engine._types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
-from desktop.engine._worker.client import start_worker
+from desktop.engine._worker.start import start_worker
 from tests.benchmarks.bench_vs_llama_server import gemma_file
 
 ASK = [Message("user", "Write a long story about a lighthouse keeper and the sea.")]

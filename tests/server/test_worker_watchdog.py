@@ -21,7 +21,7 @@ import openai
 import psutil
 import pytest
 
-from desktop.engine._worker import client as worker_client
+from desktop.engine._worker import start as worker_start
 from desktop.engine._worker.client import WorkerEngine
 from tests.conftest import scaled, wait_until
 from tests.server.conftest import Served, serve
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="SIGSTOP is POSIX")
 def served(tmp_path: Path, tiny_chat: Path, tiny_embed: Path) -> Iterator[Served]:
     with pytest.MonkeyPatch.context() as patch:
         # Every worker the composition root starts gets this heartbeat deadline.
-        patch.setattr(worker_client, "HUNG_AFTER_S", HUNG_AFTER_S)
+        patch.setattr(worker_start, "HUNG_AFTER_S", HUNG_AFTER_S)
         with serve(tmp_path, [tiny_chat, tiny_embed], require_key=False) as server:
             yield server
 

@@ -1,11 +1,10 @@
 """The app's side of a model's worker process: the ``Engine`` protocol over two pipes.
 
-``start_worker`` starts ``python -m desktop.engine._worker`` (in a frozen app, the app's
-own executable with ``--engine-worker``), sends it the load plan and waits for it to
-load. A worker that dies (an abort inside llama.cpp, a signal, the OS out of memory)
-ends each of its open requests with ``EngineCrashed``, which names how it ended and the
-line of its log that says why; ``alive`` turns False, and the scheduler starts a fresh
-worker at the model's next request. Its memory goes back to the OS when it exits.
+A ``WorkerEngine`` is a loaded worker (``start.start_worker`` makes one). A worker that
+dies (an abort inside llama.cpp, a signal, the OS out of memory) ends each of its open
+requests with ``EngineCrashed``, which names how it ended and the line of its log that
+says why (``endings``); ``alive`` turns False, and the scheduler starts a fresh worker
+at the model's next request. Its memory goes back to the OS when it exits.
 
 The watchdog: a worker that stops answering (stopped, deadlocked, a driver that hangs,
 paging without end) is killed and then ends like a crashed one. It misses its deadline
@@ -27,44 +26,35 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import os
 import queue
-import re
-import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from desktop.base import errors
-from desktop.base.errors import EdgeDeskError, EngineCrashed, ModelLoadError
+from desktop.base.errors import EdgeDeskError, EngineCrashed
 from desktop.engine._types import (
     ChatCall,
     Delta,
     EngineStats,
     GenerationParams,
     LoadReport,
-    ModelSpec,
 )
 from desktop.engine._worker import wire
+from desktop.engine._worker.endings import crash_error, error_of, log_tail, stopped_error
 
 log = logging.getLogger("edgedesk.engine")
 _Reply = TypeVar("_Reply", bound=wire.Value)  # the typed answer a call waits for
 CANCEL_POLL_S = 0.05  # how often a waiting call looks at its cancel event
 STATS_TIMEOUT_S = 1.0  # a counters read never hangs on a busy or stuck worker
 HEARTBEAT_S = 1.0  # how often the watchdog looks, and pings a worker that has been quiet
-HUNG_AFTER_S = 15.0  # nothing from a worker this long, pings included: it is killed
-STARTUP_FACTOR = 4  # a new worker's first word may take this many times as long (60 s)
-DEADLINE_GRACE_S = 60.0  # past a stream's generation timeout or a call's: killed
 CLOSE_TIMEOUT_S = 120.0  # for its conversations to reach the prompt cache; then killed
 DRAIN_TIMEOUT_S = 10.0  # a stream stopped early waits this long for the worker's end
-LOG_TAIL_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -82,108 +72,6 @@ class _Ended:
     error: EngineCrashed
 
 
-def worker_command() -> list[str]:
-    """How to start a worker with this Python (or this frozen app)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, "--engine-worker"]
-    return [sys.executable, "-m", "desktop.engine._worker"]
-
-
-def worker_log(log_dir: Path, model_id: str) -> Path:
-    """The log file of ``model_id``'s worker: ``LOG_DIR/engine/<id>.log`` (a safe name)."""
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id).strip(".")
-    return log_dir / "engine" / f"{name or 'model'}.log"
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> tuple[str, ...]:
-    """The last non-empty lines of a worker's log (what llama.cpp said before it died)."""
-    try:
-        with path.open("rb") as file:
-            file.seek(0, os.SEEK_END)
-            size = file.tell()
-            file.seek(max(0, size - 16384))
-            text = file.read().decode("utf-8", "replace")
-    except OSError:
-        return ()
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return tuple(kept[-lines:])
-
-
-def how_it_ended(returncode: int | None) -> str:
-    """A worker's end in words: ``aborted (SIGABRT)``, ``killed (SIGKILL)``, ``exit code 3``."""
-    if returncode is None:
-        return "stopped answering"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        verb = {"SIGABRT": "aborted", "SIGKILL": "killed", "SIGSEGV": "crashed"}.get(name, "ended")
-        return f"{verb} ({name})"
-    return f"exit code {returncode}"
-
-
-_SOURCE_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[^\s:]*[/\\])?([^/\\\s]+:\d+: )")
-
-
-def _why(tail: Sequence[str]) -> str:
-    """The log line that says why, if llama.cpp said (its assert, its error), without
-    the folder the library was built in (``ggml.c:5515: GGML_ASSERT(...) failed``)."""
-    for line in reversed(tail):
-        if "GGML_ASSERT" in line or "GGML_ABORT" in line or "error" in line.lower():
-            return _SOURCE_PATH.sub(r"\1", line.strip(), count=1)[:300]
-    return ""
-
-
-def crash_error(
-    model_id: str, returncode: int | None, tail: Sequence[str], *, on_load: bool
-) -> EngineCrashed:
-    """The error every open request of a dead worker gets."""
-    how = how_it_ended(returncode)
-    why = _why(tail)
-    if on_load:
-        message = f"llama.cpp stopped while loading {model_id} ({how})"
-    else:
-        message = (
-            f"the model {model_id} stopped unexpectedly ({how}); it reloads at the next request"
-        )
-    if why:
-        message += f": {why}"
-    shown = tuple(_SOURCE_PATH.sub(r"\1", line, count=1) for line in tail)
-    return EngineCrashed(message, model=model_id, how=how, why=why, log_tail=shown, on_load=on_load)
-
-
-def stopped_error(model_id: str, how: str, tail: Sequence[str]) -> EngineCrashed:
-    """The error every open request of a worker the watchdog killed gets (``how``: the
-    deadline it missed); the same ``model_crashed`` as a crash, so it is answered alike."""
-    shown = tuple(_SOURCE_PATH.sub(r"\1", line, count=1) for line in tail)
-    return EngineCrashed(
-        f"the model {model_id} stopped responding ({how}); it reloads at the next request",
-        model=model_id,
-        how=how,
-        log_tail=shown,
-    )
-
-
-def error_of(fault: wire.Fault) -> Exception:
-    """The exception a worker's ``Fault`` stands for: the same ``EdgeDeskError`` class."""
-    kind = getattr(errors, fault.error, None)
-    if not (isinstance(kind, type) and issubclass(kind, EdgeDeskError)):
-        return RuntimeError(fault.message)
-    error: EdgeDeskError = kind.__new__(kind)
-    EdgeDeskError.__init__(
-        error, fault.message, param=fault.param, kind=fault.kind, params=fault.params
-    )
-    for name, value in fault.numbers.items():
-        if name in wire.ERROR_NUMBERS:
-            setattr(error, name, value)
-    if fault.answer is not None:  # set on the instance by some errors (a remote's status)
-        error.http_status, error.code, error.error_type = fault.answer
-    if isinstance(error, errors.VisionUnsupported):
-        error.model = fault.params.get("model", "")
-    return error
-
-
 class WorkerEngine:
     """One model loaded in a worker process of its own; implements ``Engine``."""
 
@@ -196,9 +84,9 @@ class WorkerEngine:
         model_id: str,
         log_path: Path,
         started_s: float,
-        hung_after_s: float = HUNG_AFTER_S,
-        call_timeout_s: float | None = None,
-        grace_s: float = DEADLINE_GRACE_S,
+        hung_after_s: float,
+        call_timeout_s: float | None,
+        grace_s: float,
     ) -> None:
         self.report: LoadReport = ready.report
         self.model_id = model_id
@@ -609,178 +497,3 @@ class WorkerEngine:
             log.info("worker %s (pid %d) %s", self.model_id, self._process.pid, error.how)
         for answers in pending:
             answers.put(self._ended)
-
-
-class _LoadWatch:
-    """While a worker loads: ping it each beat, and kill it (SIGKILL) when nothing has
-    come from it for ``hung_after_s``. Its reading thread answers while the model loads
-    on another, so only a worker stopped or stuck as a whole misses it; a load that just
-    takes long (a big file, a slow disk) has no deadline. Until its first answer (a new
-    interpreter starting, its imports on a busy or emulated machine) it has
-    ``STARTUP_FACTOR`` times as long."""
-
-    def __init__(
-        self, process: subprocess.Popen[bytes], channel: wire.Channel, hung_after_s: float
-    ) -> None:
-        self.heard = time.monotonic()  # the reading thread's last word (any message)
-        self.answered = False  # whether any word came yet
-        self.killed: str | None = None  # the deadline missed, once killed
-        self._process = process
-        self._channel = channel
-        self._hung_after_s = hung_after_s
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="worker-load-watchdog", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        beat = min(HEARTBEAT_S, self._hung_after_s / 4)
-        pings = itertools.count(1)
-        woke = time.monotonic()
-        while not self._done.wait(beat):
-            now = time.monotonic()
-            late, woke = now - woke - beat, now
-            if late > self._hung_after_s / 2:
-                self.heard = now  # this process did not run meanwhile (sleep, starved)
-                continue
-            limit = self._hung_after_s * (1 if self.answered else STARTUP_FACTOR)
-            if now - self.heard > limit:
-                self.killed = f"no answer in {limit:g} s while loading, killed"
-                log.warning("worker (pid %d): %s", self._process.pid, self.killed)
-                with contextlib.suppress(OSError):
-                    self._process.kill()
-                return
-            try:
-                self._channel.send(wire.Ping(next(pings)))
-            except OSError:
-                return  # it is gone: the load's answer says how
-
-    def stop(self) -> None:
-        """Stop watching (the load answered, or the worker ended)."""
-        self._done.set()
-        self._thread.join()
-
-
-def _rotate(log_path: Path) -> None:
-    """Keep the previous worker's log beside the new one (``.1``): a crash's story."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    if log_path.exists():
-        os.replace(log_path, log_path.with_name(log_path.name + ".1"))
-
-
-def _worker_environ(environ: Mapping[str, str] | None) -> dict[str, str]:
-    env = dict(os.environ if environ is None else environ)
-    # On an abort ggml attaches gdb to print a backtrace: seconds, and pages of it in
-    # the log where the user needs the one line that says why.
-    env.setdefault("GGML_NO_BACKTRACE", "1")
-    return env
-
-
-def start_worker(
-    spec: ModelSpec,
-    *,
-    log_path: Path,
-    links_dir: Path | None = None,
-    prompt_cache_key: bytes | None = None,
-    command: Sequence[str] | None = None,
-    environ: Mapping[str, str] | None = None,
-    call_timeout_s: float | None = None,
-    hung_after_s: float | None = None,
-    grace_s: float | None = None,
-) -> WorkerEngine:
-    """Start a worker, load ``spec`` in it and return its engine once it is ready.
-
-    Raises ``ModelLoadError`` (the worker's own refusal: a bad file, no memory) or
-    ``EngineCrashed`` with ``on_load`` set when the worker died while loading.
-    ``command`` replaces ``worker_command()`` (tests start a worker that fails on cue).
-    The watchdog's deadlines: ``call_timeout_s`` (the server's generation timeout; None:
-    calls are watched by the heartbeat alone), ``hung_after_s`` (``HUNG_AFTER_S``; from
-    the start, the load included) and ``grace_s`` (``DEADLINE_GRACE_S``).
-    """
-    plan = spec.local
-    if plan is None:
-        raise ModelLoadError(f"{spec.model_id} is a remote model; it does not load here")
-    _rotate(log_path)
-    started = time.perf_counter()
-    windows = os.name == "nt"
-    with log_path.open("ab") as log_file:
-        process = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-            list(command or worker_command()),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            env=_worker_environ(environ),
-            # NEW_PROCESS_GROUP | NO_WINDOW; elsewhere its own session: the terminal's
-            # Ctrl-C is the app's to act on.
-            creationflags=0x00000200 | 0x08000000 if windows else 0,
-            start_new_session=not windows,
-        )
-    assert process.stdin is not None and process.stdout is not None
-    channel = wire.Channel(process.stdout, process.stdin, wire.Reply)
-    hung_after_s = HUNG_AFTER_S if hung_after_s is None else hung_after_s
-    watch = _LoadWatch(process, channel, hung_after_s)
-    try:
-        channel.send(
-            wire.Open(
-                spec.file,
-                wire.text(spec.model_id),
-                spec.kind,
-                spec.context_length,
-                spec.gpu_layers,
-                spec.chat_template,
-                spec.reasoning_format,
-                spec.threads,
-                spec.extra_files,
-                plan,
-                links_dir,
-                prompt_cache_key,
-            )
-        )
-        while isinstance(first := channel.receive(), wire.Pong):
-            watch.heard = time.monotonic()
-            watch.answered = True
-    except (OSError, wire.WireError):
-        first = None
-    finally:
-        watch.stop()
-    if isinstance(first, wire.Ready):
-        elapsed = time.perf_counter() - started
-        log.info(
-            "worker %s (pid %d) ready in %.2f s, %d slots",
-            spec.model_id,
-            process.pid,
-            elapsed,
-            first.parallel,
-        )
-        # The report names the model as this process does (an id from a file name that
-        # is not UTF-8 crossed the pipe escaped).
-        ready = wire.Ready(replace(first.report, model_id=spec.model_id), first.parallel)
-        return WorkerEngine(
-            process,
-            channel,
-            ready,
-            model_id=spec.model_id,
-            log_path=log_path,
-            started_s=elapsed,
-            hung_after_s=hung_after_s,
-            call_timeout_s=call_timeout_s,
-            grace_s=DEADLINE_GRACE_S if grace_s is None else grace_s,
-        )
-    try:
-        code: int | None = process.wait(CLOSE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:  # it said something other than Ready, then hung
-        process.kill()
-        code = process.wait()
-    for stream in (process.stdin, process.stdout):
-        stream.close()
-    if isinstance(first, wire.Fault):
-        raise error_of(first)
-    if watch.killed is not None:
-        shown = tuple(_SOURCE_PATH.sub(r"\1", line, count=1) for line in log_tail(log_path))
-        raise EngineCrashed(
-            f"llama.cpp stopped responding while loading {spec.model_id} ({watch.killed})",
-            model=spec.model_id,
-            how=watch.killed,
-            log_tail=shown,
-            on_load=True,
-        )
-    raise crash_error(spec.model_id, code, log_tail(log_path), on_load=True)

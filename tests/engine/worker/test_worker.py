@@ -23,7 +23,8 @@ from desktop.engine._broken import BrokenFile
 from desktop.engine._loader import load_engine
 from desktop.engine._scheduler import CRASHES_TO_BROKEN, Scheduler
 from desktop.engine._types import ChatCall, EngineStats, GenerationParams, Message, ModelSpec
-from desktop.engine._worker.client import WorkerEngine, start_worker
+from desktop.engine._worker.client import WorkerEngine
+from desktop.engine._worker.start import start_worker
 from tests.conftest import wait_until
 from tests.fixtures.tiny_gguf import write_tiny_llama
 from tests.near_tie import assert_same_answer, steps
@@ -224,7 +225,7 @@ def test_a_worker_leaves_when_the_app_dies(tiny_chat: Path, tmp_path: Path) -> N
         "import sys, os\n"
         "from pathlib import Path\n"
         "from desktop.engine._types import ModelSpec\n"
-        "from desktop.engine._worker.client import start_worker\n"
+        "from desktop.engine._worker.start import start_worker\n"
         f"e = start_worker(ModelSpec(Path({str(tiny_chat)!r}), 't', context_length=512),"
         f" log_path=Path({str(tmp_path / 'w.log')!r}))\n"
         "print(e.pid, flush=True)\n"
@@ -267,7 +268,7 @@ def test_the_apps_own_entry_point_runs_a_worker_as_a_frozen_app_does(
     tiny_chat: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A frozen app has no ``-m``: it starts itself with ``--engine-worker``."""
-    from desktop.engine._worker.client import worker_command
+    from desktop.engine._worker.start import worker_command
 
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     assert worker_command() == [sys.executable, "--engine-worker"]

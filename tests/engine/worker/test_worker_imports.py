@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from desktop.engine._types import ChatCall, GenerationParams, Message, ModelSpec
-from desktop.engine._worker.client import start_worker, worker_command
+from desktop.engine._worker.start import start_worker, worker_command
 
 # Never in a worker: the window's toolkit and the HTTP server.
 NEVER = ("PySide6", "shiboken6", "uvicorn", "starlette", "fastapi", "httpx", "desktop.server")

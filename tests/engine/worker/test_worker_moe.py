@@ -13,7 +13,8 @@ import pytest
 from desktop.base.errors import EngineCrashed
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, GenerationParams, LocalPlan, Message, ModelSpec
-from desktop.engine._worker.client import WorkerEngine, start_worker
+from desktop.engine._worker.client import WorkerEngine
+from desktop.engine._worker.start import start_worker
 from tests.fixtures.tiny_moe import write_tiny_moe
 
 LONG = GenerationParams(max_tokens=4000, temperature=0.8, seed=1)

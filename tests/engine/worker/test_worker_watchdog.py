@@ -27,7 +27,8 @@ import pytest
 from desktop.base.errors import EngineCrashed
 from desktop.engine._scheduler import Scheduler
 from desktop.engine._types import ChatCall, GenerationParams, Message, ModelSpec
-from desktop.engine._worker.client import WorkerEngine, start_worker
+from desktop.engine._worker.client import WorkerEngine
+from desktop.engine._worker.start import start_worker
 from tests.conftest import scaled, wait_until
 
 HI = [Message("user", "hello there")]
@@ -142,7 +143,7 @@ def test_an_app_that_slept_does_not_take_its_workers_for_hung(
         "import sys\n"
         "from pathlib import Path\n"
         "from desktop.engine._types import ModelSpec\n"
-        "from desktop.engine._worker.client import start_worker\n"
+        "from desktop.engine._worker.start import start_worker\n"
         f"e = start_worker(ModelSpec(Path({str(tiny_chat)!r}), 't', context_length=512),"
         f" log_path=Path({str(tmp_path / 'w.log')!r}), hung_after_s={HUNG_AFTER_S!r})\n"
         "print(e.pid, flush=True)\n"

@@ -25,7 +25,7 @@ from desktop.engine._types import (
     Usage,
 )
 from desktop.engine._worker import wire
-from desktop.engine._worker.client import error_of, how_it_ended
+from desktop.engine._worker.endings import error_of, how_it_ended
 
 pytestmark = pytest.mark.fast
 
