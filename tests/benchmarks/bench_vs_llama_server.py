@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python -m tests.benchmarks.bench_vs_llama_server [--tokens 96]
      [--clients 1,2,4,8] [--llama-server PATH] [--json FILE] [--rounds N]
-     [--model FILE | --real-shape 9b|moe|flash]
+     [--model FILE | --real-shape 9b|moe|flash] [--apart]
 
 Same model (Gemma 3 270M Q4_K_M from its PyPI package), same machine, same run; both
 servers are started by this script with nothing but the model (and ``-np 4`` for
@@ -456,6 +456,8 @@ def measure(
     plan: Plan,
     work: Path,
     rounds: int = 1,
+    *,
+    apart: bool = False,
 ) -> None:
     """Run every scenario on each server (llama-server first), warm-up first.
 
@@ -463,8 +465,15 @@ def measure(
     scenario runs on every server in turn, round after round (every other round in the
     reverse order); each figure is then the median over rounds. On a machine whose load drifts, the servers then see the same
     minutes, instead of one of them getting a quiet stretch and the other a busy one.
+    With ``apart`` each round starts each server alone instead, on a fresh data folder,
+    and stops it before the next starts: at real size two servers up together share the
+    memory bandwidth and page cache, and which one allocated its weights first moved
+    the figures by a few percent (docs/benchmarks.md, "Session 16").
     """
     pids: dict[str, dict[str, int]] = {name: {} for name in servers}
+    if apart:
+        _measure_apart(sides, servers, plan, work, max(1, rounds))
+        return
     if rounds <= 1:
         for name, start in servers.items():
             with start(work / name, pids[name]) as (url, model):
@@ -492,6 +501,27 @@ def measure(
         for name, done in trials.items():
             _median_into(sides[name], done)
             _record_peak(sides[name], pids[name])
+
+
+def _measure_apart(
+    sides: dict[str, Side], servers: dict[str, Any], plan: Plan, work: Path, rounds: int
+) -> None:
+    """``measure`` with one server up at a time: medians over rounds, the highest peak."""
+    trials: dict[str, list[Side]] = {name: [] for name in servers}
+    for index in range(rounds):
+        order = list(servers.items()) if index % 2 == 0 else list(reversed(servers.items()))
+        for name, start in order:
+            print(f"--- round {index + 1} of {rounds}: {name} alone", flush=True)
+            pids: dict[str, int] = {}
+            trial = Side(name)
+            with start(work / name / f"round-{index + 1}", pids) as (url, model):
+                asyncio.run(concurrency(Side("warm-up"), url, model, 1, 8))
+                _scenarios(trial, url, model, plan, index)
+                _record_peak(trial, pids)
+            trials[name].append(trial)
+    for name, done in trials.items():
+        _median_into(sides[name], done)
+        sides[name].peak_rss_bytes = max(t.peak_rss_bytes for t in done)
 
 
 def _record_peak(side: Side, pids: dict[str, int]) -> None:
@@ -688,6 +718,12 @@ def main(argv: list[str] | None = None) -> int:
         help="alternate the servers this many times; figures are medians",
     )
     parser.add_argument(
+        "--apart",
+        action="store_true",
+        help="start the servers one at a time, each round anew, instead of all up "
+        "together (at real size they share memory bandwidth and page cache)",
+    )
+    parser.add_argument(
         "--prefill",
         default="",
         metavar="WORDS,...",
@@ -782,10 +818,11 @@ def main(argv: list[str] | None = None) -> int:
                 servers[label] = functools.partial(
                     _edgedesk_at, model, Path(src).resolve(), envs.get(label, {})
                 )
-        measure(sides, servers, plan, work, args.rounds)
+        measure(sides, servers, plan, work, args.rounds, apart=args.apart)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rounds = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
+    rounds += ", one server up at a time" if args.apart else ""
     print(
         f"\n{model.name}, {args.tokens} tokens per request{rounds}, {os.cpu_count()} CPUs "
         "(shared with other work: compare ratios, not absolute figures)"
