@@ -237,3 +237,51 @@ def test_request_list_shows_relative_times_and_filters(qtbot, context: AppContex
     assert "key ci" in log.toPlainText() and "key ide" in log.toPlainText()
     assert "just now" in log_line(_record("x", "m", 200, iso), now - 100)
     win.close()
+
+
+def test_request_list_shows_the_newest_first_and_earlier_runs_after_a_restart(
+    qtbot, context: AppContext
+) -> None:
+    # What an earlier run left in the usage store (metadata only); and a chat of the
+    # window's own, which is no request to the server.
+    now = time.time()
+    context.usage_store.add(
+        [
+            UsageRow(now - 600, "ci", "curl", "kimi", "/v1/messages", 429, "rate_limited"),
+            UsageRow(
+                now - 65,
+                "ide",
+                "Codex",
+                "glm",
+                "/v1/responses",
+                200,
+                prompt_tokens=12,
+                completion_tokens=34,
+                total_ms=1500.0,
+            ),
+            UsageRow(now - 30, None, "EdgeDesk", "glm", "window", 200),
+        ]
+    )
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    log = win.server.log
+    # Not "No requests yet": the key was used a minute ago, before this start.
+    qtbot.waitUntil(lambda: len(log.toPlainText().splitlines()) == 2, timeout=10_000)
+    lines = log.toPlainText().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("1 min ago  /v1/responses  200  glm  12→34 tokens  1500 ms")
+    assert lines[0].endswith("key ide")
+    assert lines[1].startswith("10 min ago  /v1/messages  429  kimi") and "key ci" in lines[1]
+    # A request of this run goes on top, over the earlier ones.
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 5))
+    log.add(_record("live", "glm", 200, iso))
+    lines = log.toPlainText().splitlines()
+    assert [line.rsplit("key ", 1)[1] for line in lines] == ["live", "ide", "ci"]
+    assert lines[0].startswith("just now  POST /v1/chat/completions  200")
+    log.filter_box.setText("429")
+    assert log.toPlainText().splitlines() == [lines[2]]
+    log.filter_box.clear()
+    assert log.toPlainText().splitlines() == lines
+    win.close()
