@@ -326,6 +326,8 @@ class ServerView(QWidget):
         self.revoke_button = QPushButton(self.tr("Revoke"))
         self.revoke_button.setObjectName("Danger")
         self.revoke_button.clicked.connect(self._revoke_selected)
+        self.key_list.currentRowChanged.connect(lambda _row: self._enable_key_buttons())
+        self._enable_key_buttons()
         buttons.addWidget(self.new_key_button)
         buttons.addWidget(self.edit_button)
         buttons.addWidget(self.revoke_button)
@@ -551,6 +553,15 @@ class ServerView(QWidget):
             self.key_list.addItem(item)
             if picked is not None and info.name == picked.name:
                 self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
+        self._enable_key_buttons()
+
+    def _enable_key_buttons(self) -> None:
+        """Edit scope… and Revoke act on the selected key: enabled only while one is."""
+        picked = self._selected() is not None
+        why = "" if picked else self.tr("Select a key in the list first.")
+        for button in (self.edit_button, self.revoke_button):
+            button.setEnabled(picked)
+            button.setToolTip(why)
 
     def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
         """Make a key (limited to ``scope``) and show it once; None if refused."""

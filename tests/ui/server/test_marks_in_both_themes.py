@@ -1,0 +1,76 @@
+"""Buttons look like what they do, in the light and the dark look.
+
+The last walk of the real window found a disabled Remove… or Revoke still red, reading
+as a button that acts; and Edit scope… and Revoke enabled with no key to act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
+
+from desktop.root.context import AppContext
+from desktop.ui.common.look import apply_theme
+from desktop.ui.shell.main_window import MainWindow
+
+pytestmark = pytest.mark.qt
+
+
+@pytest.fixture(params=["light", "dark"])
+def theme(request, qapp) -> Iterator[str]:
+    apply_theme(qapp, request.param)
+    yield request.param
+    qapp.setStyleSheet("")
+
+
+def _red_pixels(button: QPushButton) -> int:
+    """How many pixels of the button are drawn in the Danger red (its text)."""
+    image = button.grab().toImage()
+    return sum(
+        1
+        for y in range(image.height())
+        for x in range(image.width())
+        if (c := image.pixelColor(x, y)).red() - max(c.green(), c.blue()) > 40
+    )
+
+
+def test_disabled_danger_buttons_are_not_red_and_key_buttons_need_a_key(
+    qtbot, theme: str, context: AppContext
+) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    win.show_page("server")
+    panel = win.server
+    # No key yet: nothing for Edit scope… or Revoke to act on, and it shows.
+    assert "No API keys" in panel.key_list.item(0).text()
+    assert not panel.edit_button.isEnabled() and not panel.revoke_button.isEnabled()
+    assert panel.revoke_button.toolTip() == "Select a key in the list first."
+    assert _red_pixels(panel.revoke_button) == 0, f"{theme}: a disabled Revoke reads red"
+    assert panel.create_key("ide")
+    panel.key_list.setCurrentRow(0)
+    assert panel.edit_button.isEnabled() and panel.revoke_button.isEnabled()
+    assert panel.revoke_button.toolTip() == ""
+    assert _red_pixels(panel.revoke_button) > 10, f"{theme}: an enabled Revoke is red"
+    qtbot.mouseClick(panel.revoke_button, Qt.MouseButton.LeftButton)
+    assert "No API keys" in panel.key_list.item(0).text()
+    assert not panel.edit_button.isEnabled() and not panel.revoke_button.isEnabled()
+
+    # The built-in documents tools cannot be removed: Remove… is off, looks off, says why.
+    win.show_page("tools")
+    page = win.tools
+    builtin = page.tree.topLevelItem(0)
+    assert builtin.text(0) == "Built-in (documents)"
+    for row in (builtin, builtin.child(0)):
+        page.tree.setCurrentItem(row)
+        assert not page.remove_button.isEnabled() and not page.edit_button.isEnabled()
+        assert "cannot be removed" in page.remove_button.toolTip()
+        assert "built-in" in page.remove_button.toolTip()
+        assert _red_pixels(page.remove_button) == 0, f"{theme}: a disabled Remove… reads red"
+    # Nor is there an "Always" answer to forget.
+    assert not page.forget_button.isEnabled()
+    win.close()
