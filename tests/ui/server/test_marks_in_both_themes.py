@@ -1,7 +1,8 @@
-"""Buttons look like what they do, in the light and the dark look.
+"""Buttons and boxes look like what they do, in the light and the dark look.
 
-The last walk of the real window found a disabled Remove… or Revoke still red, reading
-as a button that acts; and Edit scope… and Revoke enabled with no key to act on.
+The last walk of the real window found a ticked box drawn as a plain blue square (the
+styled indicator drew no tick) and a disabled Remove… or Revoke still red, reading as a
+button that acts; and Edit scope… and Revoke enabled with no key to act on.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QCheckBox, QPushButton, QStyle, QStyleOptionButton
 
 from desktop.root.context import AppContext
 from desktop.ui.common.look import apply_theme
@@ -35,6 +37,47 @@ def _red_pixels(button: QPushButton) -> int:
         for x in range(image.width())
         if (c := image.pixelColor(x, y)).red() - max(c.green(), c.blue()) > 40
     )
+
+
+def _indicator(box: QCheckBox) -> tuple[QImage, list[tuple[int, int]]]:
+    """The box's picture and the pixels inside its indicator (its border left out)."""
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    rect = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    inner = rect.adjusted(3, 3, -3, -3)
+    image = box.grab().toImage()
+    return image, [
+        (x, y)
+        for y in range(inner.top(), inner.bottom() + 1)
+        for x in range(inner.left(), inner.right() + 1)
+    ]
+
+
+def _filled(image: QImage, inside: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pixels drawn in the accent blue (a ticked box's fill)."""
+    return [p for p in inside if (c := image.pixelColor(*p)).blue() - c.red() > 80]
+
+
+def test_a_ticked_box_shows_its_tick(qtbot, theme: str, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    dialog = win.server._ask_key()  # the New key dialog: its endpoint boxes start ticked
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    ticked, unticked = dialog.endpoints["chat"], dialog.endpoints["embeddings"]
+    unticked.setChecked(False)
+    assert ticked.isChecked()
+    image, inside = _indicator(ticked)
+    blue = _filled(image, inside)
+    tick = [p for p in inside if image.pixelColor(*p).lightness() > 225]
+    assert len(blue) > 10, f"{theme}: a ticked box is filled with the accent colour"
+    assert len(tick) >= 6, f"{theme}: a ticked box has no tick mark on its fill"
+    # Unticked, the same box has neither the fill nor the mark's colour on a fill.
+    image, inside = _indicator(unticked)
+    assert _filled(image, inside) == [], theme
+    dialog.reject()
+    win.close()
 
 
 def test_disabled_danger_buttons_are_not_red_and_key_buttons_need_a_key(
