@@ -285,3 +285,45 @@ def test_request_list_shows_the_newest_first_and_earlier_runs_after_a_restart(
     log.filter_box.clear()
     assert log.toPlainText().splitlines() == lines
     win.close()
+
+
+def _walked_errors(ctx: AppContext, now: float) -> None:
+    """The rows behind the last walk's clipped header: errors of long kinds."""
+    ctx.usage_store.add(
+        [
+            UsageRow(now - 300, None, "curl", "gemma", "/v1/chat/completions", 400, kind)
+            for kind in ("chat_template_missing", "invalid_api_key", "context_length_exceeded")
+        ]
+        + [UsageRow(now - 200, "walker", "curl", "gemma", "/v1/chat/completions", 200)]
+    )
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
+def test_every_usage_table_header_fits_a_laptop_window(
+    qtbot, context: AppContext, size: tuple[int, int]
+) -> None:
+    _walked_errors(context, time.time())
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    win.show_page("server")
+    win.server.tabs.setCurrentIndex(1)
+    tab = win.server.usage
+    qtbot.waitUntil(lambda: tab.table.rowCount() == 2, timeout=10_000)
+    QApplication.processEvents()
+    header = tab.table.horizontalHeader()
+    names = [tab.table.horizontalHeaderItem(i).text() for i in range(header.count())]
+    assert names[-1] == "Trend"
+    for i, name in enumerate(names):
+        # Each title whole in its section, and the last one on screen without scrolling.
+        assert header.sectionSize(i) >= header.sectionSizeFromContents(i).width(), name
+    right = header.sectionViewportPosition(header.count() - 1) + header.sectionSize(
+        header.count() - 1
+    )
+    assert right <= header.viewport().width(), f"{size}: the Trend column is cut off"
+    # The long list of error kinds gives way, whole on hover.
+    errors = tab.table.item(0, 2)
+    assert "chat_template_missing" in errors.toolTip() and "invalid_api_key" in errors.toolTip()
+    _shot(win, f"usage-table-{size[0]}.png")
+    win.close()
