@@ -861,6 +861,14 @@
     </message>
 </context>
 <context>
+    <name>DateAxis</name>
+    <message>
+        <location filename="../../desktop/ui/server/date_axis.py" line="36"/>
+        <source>en_US</source>
+        <translation>zh_CN</translation>
+    </message>
+</context>
+<context>
     <name>DocumentsView</name>
     <message>
         <location filename="../../desktop/ui/documents/view.py" line="100"/>

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from desktop.store import WINDOW_GROUP, SeriesPoint, UsageGroup, csv_text, percentile
 from desktop.ui.common.text_fit import FitLabel
+from desktop.ui.server.date_axis import LocaleDateAxis
 
 if TYPE_CHECKING:
     from desktop.base.config import EffectiveSettings
@@ -215,7 +216,7 @@ class UsageTab(QWidget):
         return row
 
     def _plot(self, title: str) -> Any:
-        axis = pg.DateAxisItem(orientation="bottom")
+        axis = LocaleDateAxis(orientation="bottom")
         plot = pg.PlotWidget(axisItems={"bottom": axis})
         plot.setMenuEnabled(False)
         plot.setMouseEnabled(x=False, y=False)

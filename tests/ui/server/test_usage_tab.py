@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from desktop.base.config import NoPolicy
@@ -326,4 +328,38 @@ def test_every_usage_table_header_fits_a_laptop_window(
     errors = tab.table.item(0, 2)
     assert "chat_template_missing" in errors.toolTip() and "invalid_api_key" in errors.toolTip()
     _shot(win, f"usage-table-{size[0]}.png")
+    win.close()
+
+
+ENGLISH_DATES = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b"
+)
+
+
+def _axis_labels(plot) -> list[str]:
+    """The labels the chart's time axis draws, as it would paint them now."""
+    axis = plot.getPlotItem().getAxis("bottom")
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in texts]
+
+
+def test_chart_dates_are_in_the_windows_language(qtbot, chinese, context: AppContext) -> None:
+    _scripted_day(context, time.time())
+    win = _open_usage(qtbot, context)
+    tab = win.server.usage
+    labels: list[str] = []
+    for key in ("24h", "7d", "30d"):
+        tab.range_box.setCurrentIndex(tab.range_box.findData(key))
+        QApplication.processEvents()
+        labels += _axis_labels(tab.requests_plot)
+    assert labels, "the time axis draws labels"
+    assert [t for t in labels if ENGLISH_DATES.search(t)] == [], labels
+    # The day of a 24 h chart and the month of a 30 d one, named in Chinese.
+    assert any("周" in t for t in labels) and any("月" in t for t in labels), labels
+    _shot(win, "usage-zh-dates.png")
     win.close()
