@@ -2,16 +2,18 @@
 
 The last walk of the real window found a ticked box drawn as a plain blue square (the
 styled indicator drew no tick) and a disabled Remove… or Revoke still red, reading as a
-button that acts; and Edit scope… and Revoke enabled with no key to act on.
+button that acts; and Edit scope… and Revoke enabled with no key to act on. Walking it
+again, the dark look drew every second key's row white under light text.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QCheckBox, QPushButton, QStyle, QStyleOptionButton
 
 from desktop.root.context import AppContext
@@ -116,4 +118,52 @@ def test_disabled_danger_buttons_are_not_red_and_key_buttons_need_a_key(
         assert _red_pixels(page.remove_button) == 0, f"{theme}: a disabled Remove… reads red"
     # Nor is there an "Always" answer to forget.
     assert not page.forget_button.isEnabled()
+    win.close()
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.red())
+        + 0.7152 * channel(color.green())
+        + 0.0722 * channel(color.blue())
+    )
+
+
+def _text_contrast(image: QImage, left: int, top: int, width: int, height: int) -> float:
+    """How well the strongest mark in the area (its text) stands out from its background."""
+    pixels = Counter(
+        image.pixelColor(x, y).rgb()
+        for y in range(top, min(top + height, image.height()))
+        for x in range(left, min(left + width, image.width()))
+    )
+    background = _luminance(QColor.fromRgb(pixels.most_common(1)[0][0]))
+    return max(
+        (max(background, lum) + 0.05) / (min(background, lum) + 0.05)
+        for lum in (_luminance(QColor.fromRgb(rgb)) for rgb in pixels)
+    )
+
+
+def test_every_key_row_reads_in_both_themes(qtbot, theme: str, context: AppContext) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    win.show_page("server")
+    panel = win.server
+    assert panel.create_key("ide") and panel.create_key("walker")
+    keys = panel.key_list
+    assert keys.count() == 2
+    image = keys.viewport().grab().toImage()
+    for row in range(keys.count()):
+        rect = keys.visualItemRect(keys.item(row))
+        # The rows alternate, a key's two lines as one: each row's text still reads.
+        inside = rect.adjusted(1, 1, -1, -1)  # this row only, not a pixel of the next
+        contrast = _text_contrast(
+            image, inside.left(), inside.top(), min(inside.width(), 300), inside.height()
+        )
+        assert contrast >= 4.5, f"{theme}: key row {row} reads {contrast:.1f}:1"
     win.close()
