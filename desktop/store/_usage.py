@@ -57,6 +57,12 @@ CSV_FIELDS = (
     "tokens_per_s",
 )
 
+# The last rows before a time, newest first, along the index on ``time`` (``recent``).
+RECENT_SQL = (
+    "SELECT time, key_name, client, model, route, status, error_kind, prompt_tokens, "
+    "cached_tokens, completion_tokens, ttft_ms, total_ms FROM usage_requests "
+    "WHERE time < ? AND route IS NOT ? ORDER BY time DESC LIMIT ?"
+)
 WINDOW_GROUP = "(window)"  # by key: the window's own chats ("-": requests without a key)
 _GROUP_SQL: dict[str, str] = {
     # The window's own chats have no key either, but are not "no key" requests to the
@@ -273,6 +279,20 @@ class UsageStore:
                 "FROM usage_requests WHERE time >= ? ORDER BY time",
                 (since,),
             )
+        return [UsageRow(*row) for row in found]
+
+    def recent(
+        self, limit: int, before: float | None = None, skip_route: str | None = None
+    ) -> list[UsageRow]:
+        """The last ``limit`` single rows finished before ``before`` (Unix time; None: any),
+        newest first, leaving out route ``skip_route`` (the Server tab's request list).
+
+        Read backwards along ``usage_requests_by_time``: a few hundred rows, however many
+        the table holds.
+        """
+        until = math.inf if before is None else before
+        with self.database.lock:
+            found = self.database.query(RECENT_SQL, (until, skip_route, max(0, limit)))
         return [UsageRow(*row) for row in found]
 
     def count(self) -> tuple[int, int]:

@@ -861,6 +861,14 @@
     </message>
 </context>
 <context>
+    <name>DateAxis</name>
+    <message>
+        <location filename="../../desktop/ui/server/date_axis.py" line="36"/>
+        <source>en_US</source>
+        <translation>zh_CN</translation>
+    </message>
+</context>
+<context>
     <name>DocumentsView</name>
     <message>
         <location filename="../../desktop/ui/documents/view.py" line="100"/>
@@ -3443,6 +3451,11 @@
         <source>Usage</source>
         <translation>用量</translation>
     </message>
+    <message>
+        <location filename="../../desktop/ui/server/view.py" line="564"/>
+        <source>Select a key in the list first.</source>
+        <translation>请先在列表中选择一个密钥。</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>
@@ -3917,6 +3930,16 @@
         <location filename="../../desktop/ui/tools/view.py" line="374"/>
         <source>No tool servers yet: Add server… or Paste mcp.json… adds one.</source>
         <translation>还没有工具服务器：用“添加服务器…”或“粘贴 mcp.json…”添加。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="174"/>
+        <source>The built-in documents tools come with EdgeDesk and cannot be removed.</source>
+        <translation>内置的文档工具随 EdgeDesk 提供，无法移除。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/tools/view.py" line="175"/>
+        <source>Select a tool server you added to edit or remove it.</source>
+        <translation>请选择一个你添加的工具服务器来编辑或移除。</translation>
     </message>
 </context>
 <context>

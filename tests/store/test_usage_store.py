@@ -11,6 +11,7 @@ from desktop.server._usage import client_of
 from desktop.store._db import applied_migrations, migrate, open_database
 from desktop.store._migrations import MIGRATIONS
 from desktop.store._usage import (
+    RECENT_SQL,
     ROLLUP_AFTER_S,
     UsageRow,
     UsageStore,
@@ -140,6 +141,27 @@ def test_series_slots_requests_by_time_and_group(store: UsageStore) -> None:
     assert len(points) == 6
     assert {p.group for p in points} == {"ide", "ci"}
     assert all(p.requests == 1 and p.latency(0.5) is not None for p in points)
+
+
+def test_recent_rows_come_newest_first_bounded_and_read_along_the_time_index(
+    store: UsageStore,
+) -> None:
+    store.add([_row(NOW - 60 * i, f"k{i}", status=200 + i) for i in range(10)])
+    store.add([_row(NOW - 30, None, route="window", client="EdgeDesk")])
+    newest = store.recent(4, skip_route="window")
+    assert [r.key_name for r in newest] == ["k0", "k1", "k2", "k3"]
+    assert [r.status for r in newest] == [200, 201, 202, 203]
+    assert newest[0].prompt_tokens == 10 and newest[0].total_ms == 100.0
+    # Rows the live list already shows (finished from ``before`` on) are left out.
+    assert [r.key_name for r in store.recent(2, before=NOW - 150)] == ["k3", "k4"]
+    # Only the route asked for is skipped.
+    assert [r.route for r in store.recent(3)][1] == "window"
+    # A backwards walk of the time index: no sort of the whole table, however big.
+    plan = " ".join(
+        str(row[-1])
+        for row in store.database.query(f"EXPLAIN QUERY PLAN {RECENT_SQL}", (NOW, "window", 200))
+    )
+    assert "usage_requests_by_time" in plan and "TEMP B-TREE" not in plan
 
 
 def test_recorder_writes_batches_off_the_calling_thread(store: UsageStore) -> None:

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from desktop.store import WINDOW_GROUP, SeriesPoint, UsageGroup, csv_text, percentile
 from desktop.ui.common.text_fit import FitLabel
+from desktop.ui.server.date_axis import LocaleDateAxis
 
 if TYPE_CHECKING:
     from desktop.base.config import EffectiveSettings
@@ -69,6 +70,9 @@ RANGES: dict[str, tuple[float, float]] = {
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
 MAX_STACKED = 7  # more groups than this: the rest are summed as "other"
 REFRESH_MS = 1500  # new rows while the server runs: redrawn at most this often
+ERRORS_COLUMN = 2  # the table's one column that gives way (its text elided, whole on hover)
+TREND_COLUMN = 8  # the sparklines: a fixed width, never narrower than its header
+SPARK_WIDTH = 96
 
 
 @dataclass
@@ -173,8 +177,13 @@ class UsageTab(QWidget):
         self.table.setAccessibleName(self.tr("Usage per key or model"))
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setSectionResizeMode(8, QHeaderView.ResizeMode.Stretch)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The list of error kinds can be long: that column gives way, not the sparklines'
+        # header (it was cut to "Tre" in a 1366 px window).
+        header.setSectionResizeMode(ERRORS_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(TREND_COLUMN, QHeaderView.ResizeMode.Fixed)
         layout.addWidget(self.table, 2)
         self._headers()
 
@@ -207,7 +216,7 @@ class UsageTab(QWidget):
         return row
 
     def _plot(self, title: str) -> Any:
-        axis = pg.DateAxisItem(orientation="bottom")
+        axis = LocaleDateAxis(orientation="bottom")
         plot = pg.PlotWidget(axisItems={"bottom": axis})
         plot.setMenuEnabled(False)
         plot.setMouseEnabled(x=False, y=False)
@@ -235,6 +244,12 @@ class UsageTab(QWidget):
                 self.tr("tok/s"),
                 self.tr("Trend"),
             ]
+        )
+        header = self.table.horizontalHeader()
+        # Every header whole: the giving-way column no narrower than its own title.
+        header.setMinimumSectionSize(header.sectionSizeFromContents(ERRORS_COLUMN).width())
+        header.resizeSection(
+            TREND_COLUMN, max(SPARK_WIDTH, header.sectionSizeFromContents(TREND_COLUMN).width())
         )
 
     # ------------------------------------------------------------------ data
@@ -410,6 +425,8 @@ class UsageTab(QWidget):
             ]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
+                if column == ERRORS_COLUMN and kinds:
+                    item.setToolTip(value)  # whole, where the column elides it
                 if column:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -426,7 +443,7 @@ class UsageTab(QWidget):
             spark.plot(trend[g.name], pen=pg.mkPen(PALETTE[row % len(PALETTE)], width=1.5))
             counts = ", ".join(str(v) for v in trend[g.name])
             spark.setToolTip(self.tr("Requests per slot: %1").replace("%1", counts))
-            self.table.setCellWidget(row, 8, spark)
+            self.table.setCellWidget(row, TREND_COLUMN, spark)
             self.table.setRowHeight(row, 28)
         _ = text
 

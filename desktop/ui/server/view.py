@@ -4,6 +4,7 @@ and a live request log (no content)."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,7 +40,7 @@ from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.server.key_rows import key_row
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.server.port_field import PortField, free_port_after, port_free
-from desktop.ui.server.request_list import RequestList
+from desktop.ui.server.request_list import HISTORY_LINES, WINDOW_ROUTE, RequestList
 
 if TYPE_CHECKING:
     from desktop.base.config import EffectiveSettings, Settings
@@ -174,6 +175,9 @@ class ServerView(QWidget):
         self._bridge.record.connect(self._append_record)
         self._unsubscribe: object = None
         self._listening_to: object = None  # the runner whose log records we show
+        # When the list began to get live records: earlier ones come from the usage store.
+        self._live_since: float | None = None
+        self._earlier_asked = False
         layout = self._build_tabs(context)
         layout.addLayout(self._build_address())
         self.start_with_app = QCheckBox(self.tr("Start the server with EdgeDesk"))
@@ -322,6 +326,8 @@ class ServerView(QWidget):
         self.revoke_button = QPushButton(self.tr("Revoke"))
         self.revoke_button.setObjectName("Danger")
         self.revoke_button.clicked.connect(self._revoke_selected)
+        self.key_list.currentRowChanged.connect(lambda _row: self._enable_key_buttons())
+        self._enable_key_buttons()
         buttons.addWidget(self.new_key_button)
         buttons.addWidget(self.edit_button)
         buttons.addWidget(self.revoke_button)
@@ -358,7 +364,29 @@ class ServerView(QWidget):
         if self._key_store is None:
             self._list_keys()
         self._show_snippet()
+        self._read_earlier()
         super().showEvent(event)
+
+    def _read_earlier(self) -> None:
+        """Once, when first shown, on a worker: the last requests of earlier runs, as the
+        usage store kept them (metadata only), under the live ones."""
+        if self._earlier_asked:
+            return
+        self._earlier_asked = True
+        before = time.time() if self._live_since is None else self._live_since
+        context = self._context
+
+        def read() -> object:
+            return context.usage_store.recent(HISTORY_LINES, before=before, skip_route=WINDOW_ROUTE)
+
+        worker = TaskWorker(read, "earlier requests")
+        # Unreadable (a locked database): ``failed``, unheard; the live list works the same.
+        worker.result.connect(self._earlier_read)
+        self._pool.start(worker)
+
+    def _earlier_read(self, _key: str, rows: object) -> None:
+        if isinstance(rows, list):
+            self.log.add_earlier(rows)
 
     # ------------------------------------------------------------------ state
     def _build_snippets(self, layout: QVBoxLayout) -> None:
@@ -444,6 +472,8 @@ class ServerView(QWidget):
                     self._unsubscribe()
                 self._unsubscribe = runner.subscribe(self._bridge.record.emit)
                 self._listening_to = runner
+                if self._live_since is None:
+                    self._live_since = time.time()
             worker = TaskWorker(runner.start)
         self.toggle.setEnabled(False)
         worker.failed.connect(self._failed)
@@ -523,6 +553,15 @@ class ServerView(QWidget):
             self.key_list.addItem(item)
             if picked is not None and info.name == picked.name:
                 self.key_list.setCurrentRow(self.key_list.count() - 1)  # still selected
+        self._enable_key_buttons()
+
+    def _enable_key_buttons(self) -> None:
+        """Edit scope… and Revoke act on the selected key: enabled only while one is."""
+        picked = self._selected() is not None
+        why = "" if picked else self.tr("Select a key in the list first.")
+        for button in (self.edit_button, self.revoke_button):
+            button.setEnabled(picked)
+            button.setToolTip(why)
 
     def create_key(self, name: str, scope: ScopeChoice | None = None) -> str | None:
         """Make a key (limited to ``scope``) and show it once; None if refused."""

@@ -61,6 +61,7 @@ class ToolsView(QWidget):
         self._context = context
         self._pool = pool
         self._server_items: dict[str, QTreeWidgetItem] = {}  # each server's row, by name
+        self._builtin_item: QTreeWidgetItem | None = None  # the built-in tools' row
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)  # as every other page
         title = QLabel(self.tr("Tools"))
@@ -153,11 +154,42 @@ class ToolsView(QWidget):
         return None
 
     def _enable_edits(self) -> None:
+        """Edit… and Remove… only on a server of the user's, Ask again only on a kept
+        answer; a disabled one says why on hover."""
         config = self.selected_server()
         mine = config is not None and config.source == "user"  # IT's servers stay
         self.edit_button.setEnabled(mine)
         self.remove_button.setEnabled(mine)
+        why = "" if mine else self._why_not_editable(config)
+        self.edit_button.setToolTip(why)
+        self.remove_button.setToolTip(why)
+        item = self.tree.currentItem()
+        kept = item is not None and bool(item.data(0, Qt.ItemDataRole.UserRole))
+        self.forget_button.setEnabled(kept)
+        self.forget_button.setToolTip(
+            self.tr("Forget the selected 'Always for this tool' answer: its next call asks again")
+            if kept
+            else self.tr("Select a tool under 'Always allowed' first.")
+        )
         self._show_details(config)
+
+    def _why_not_editable(self, config: ServerConfig | None) -> str:
+        """Why the selected row cannot be edited or removed."""
+        if config is not None:
+            return self.tr("{name} is provided by your organization and cannot be removed.").format(
+                name=config.name
+            )
+        if self._in_builtins(self.tree.currentItem()):
+            return self.tr("The built-in documents tools come with EdgeDesk and cannot be removed.")
+        return self.tr("Select a tool server you added to edit or remove it.")
+
+    def _in_builtins(self, item: QTreeWidgetItem | None) -> bool:
+        """Whether ``item`` is the built-in tools' row or one of their tools."""
+        while item is not None:
+            if item is self._builtin_item:
+                return True
+            item = item.parent()
+        return False
 
     def _show_details(self, config: ServerConfig | None) -> None:
         """Under the list: the selected server's state in full, and when it failed, the
@@ -264,7 +296,9 @@ class ToolsView(QWidget):
         try:
             self.show_states(self._context.toolbox.states(start=False))
         except EdgeDeskError as exc:
+            self._builtin_item = None
             self.tree.clear()
+            self._enable_edits()  # nothing listed: nothing to edit, remove or forget
             self.note.setText(error_text(exc))
 
     def test_servers(self) -> None:
@@ -323,11 +357,13 @@ class ToolsView(QWidget):
         """Fill the tree: built-ins first, then each server and its tools."""
         toolbox = self._context.toolbox
         self._server_items = {}
+        self._builtin_item = None
         self.tree.clear()
         builtin = QTreeWidgetItem([self.tr("Built-in (documents)"), self.tr("no approval"), ""])
         for name in sorted(toolbox.builtins):
             builtin.addChild(QTreeWidgetItem([name, "", ""]))
         self.tree.addTopLevelItem(builtin)
+        self._builtin_item = builtin
         for state in states:
             if state.refusal is not None:
                 text = self.tr("refused: {why}").format(why=state.refusal)

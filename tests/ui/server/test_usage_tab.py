@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from desktop.base.config import NoPolicy
@@ -236,4 +238,128 @@ def test_request_list_shows_relative_times_and_filters(qtbot, context: AppContex
     log.filter_box.clear()
     assert "key ci" in log.toPlainText() and "key ide" in log.toPlainText()
     assert "just now" in log_line(_record("x", "m", 200, iso), now - 100)
+    win.close()
+
+
+def test_request_list_shows_the_newest_first_and_earlier_runs_after_a_restart(
+    qtbot, context: AppContext
+) -> None:
+    # What an earlier run left in the usage store (metadata only); and a chat of the
+    # window's own, which is no request to the server.
+    now = time.time()
+    context.usage_store.add(
+        [
+            UsageRow(now - 600, "ci", "curl", "kimi", "/v1/messages", 429, "rate_limited"),
+            UsageRow(
+                now - 65,
+                "ide",
+                "Codex",
+                "glm",
+                "/v1/responses",
+                200,
+                prompt_tokens=12,
+                completion_tokens=34,
+                total_ms=1500.0,
+            ),
+            UsageRow(now - 30, None, "EdgeDesk", "glm", "window", 200),
+        ]
+    )
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    win.show_page("server")
+    log = win.server.log
+    # Not "No requests yet": the key was used a minute ago, before this start.
+    qtbot.waitUntil(lambda: len(log.toPlainText().splitlines()) == 2, timeout=10_000)
+    lines = log.toPlainText().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("1 min ago  /v1/responses  200  glm  12→34 tokens  1500 ms")
+    assert lines[0].endswith("key ide")
+    assert lines[1].startswith("10 min ago  /v1/messages  429  kimi") and "key ci" in lines[1]
+    # A request of this run goes on top, over the earlier ones.
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 5))
+    log.add(_record("live", "glm", 200, iso))
+    lines = log.toPlainText().splitlines()
+    assert [line.rsplit("key ", 1)[1] for line in lines] == ["live", "ide", "ci"]
+    assert lines[0].startswith("just now  POST /v1/chat/completions  200")
+    log.filter_box.setText("429")
+    assert log.toPlainText().splitlines() == [lines[2]]
+    log.filter_box.clear()
+    assert log.toPlainText().splitlines() == lines
+    win.close()
+
+
+def _walked_errors(ctx: AppContext, now: float) -> None:
+    """The rows behind the last walk's clipped header: errors of long kinds."""
+    ctx.usage_store.add(
+        [
+            UsageRow(now - 300, None, "curl", "gemma", "/v1/chat/completions", 400, kind)
+            for kind in ("chat_template_missing", "invalid_api_key", "context_length_exceeded")
+        ]
+        + [UsageRow(now - 200, "walker", "curl", "gemma", "/v1/chat/completions", 200)]
+    )
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
+def test_every_usage_table_header_fits_a_laptop_window(
+    qtbot, context: AppContext, size: tuple[int, int]
+) -> None:
+    _walked_errors(context, time.time())
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    win.show_page("server")
+    win.server.tabs.setCurrentIndex(1)
+    tab = win.server.usage
+    qtbot.waitUntil(lambda: tab.table.rowCount() == 2, timeout=10_000)
+    QApplication.processEvents()
+    header = tab.table.horizontalHeader()
+    names = [tab.table.horizontalHeaderItem(i).text() for i in range(header.count())]
+    assert names[-1] == "Trend"
+    for i, name in enumerate(names):
+        # Each title whole in its section, and the last one on screen without scrolling.
+        assert header.sectionSize(i) >= header.sectionSizeFromContents(i).width(), name
+    right = header.sectionViewportPosition(header.count() - 1) + header.sectionSize(
+        header.count() - 1
+    )
+    assert right <= header.viewport().width(), f"{size}: the Trend column is cut off"
+    # The long list of error kinds gives way, whole on hover.
+    errors = tab.table.item(0, 2)
+    assert "chat_template_missing" in errors.toolTip() and "invalid_api_key" in errors.toolTip()
+    _shot(win, f"usage-table-{size[0]}.png")
+    win.close()
+
+
+ENGLISH_DATES = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b"
+)
+
+
+def _axis_labels(plot) -> list[str]:
+    """The labels the chart's time axis draws, as it would paint them now."""
+    axis = plot.getPlotItem().getAxis("bottom")
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in texts]
+
+
+def test_chart_dates_are_in_the_windows_language(qtbot, chinese, context: AppContext) -> None:
+    _scripted_day(context, time.time())
+    win = _open_usage(qtbot, context)
+    tab = win.server.usage
+    labels: list[str] = []
+    for key in ("24h", "7d", "30d"):
+        tab.range_box.setCurrentIndex(tab.range_box.findData(key))
+        QApplication.processEvents()
+        labels += _axis_labels(tab.requests_plot)
+    assert labels, "the time axis draws labels"
+    assert [t for t in labels if ENGLISH_DATES.search(t)] == [], labels
+    # The day of a 24 h chart and the month of a 30 d one, named in Chinese.
+    assert any("周" in t for t in labels) and any("月" in t for t in labels), labels
+    _shot(win, "usage-zh-dates.png")
     win.close()
