@@ -22,6 +22,7 @@ from desktop.catalog import (
     Progress,
     PullTarget,
     discard_partial,
+    model_id_for,
     parse_target,
     partial_files,
     pull,
@@ -108,7 +109,7 @@ class ModelDownloads(QObject):
             rows.append(
                 CatalogRow(
                     id=ref,
-                    name=name,
+                    name=model_id_for(name),  # the id it gets once in, as imports show
                     family="other",
                     kind="—",
                     tier="hub",
