@@ -4,21 +4,6 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
-        <source>CPU only</source>
-        <translation>仅 CPU</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="22"/>
-        <source>%1/%2 layers on %3</source>
-        <translation>%3 上 %1/%2 层</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="29"/>
-        <source>, %1 on the CPU</source>
-        <translation>，%1 层在 CPU 上</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/answer_footer.py" line="45"/>
         <source>%1 prompt · 1 token</source>
         <translation>提示 %1 · 生成 1 个词元</translation>
@@ -779,6 +764,18 @@
         <location filename="../../desktop/ui/common/core_text.py" line="83"/>
         <source>, </source>
         <translation>，</translation>
+    </message>
+    <message>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <source>%1/%2 layers on %3</source>
+        <translation>%3 上 %1/%2 层</translation>
+    </message>
+    <message>
+        <source>, %1 on the CPU</source>
+        <translation>，%1 层在 CPU 上</translation>
     </message>
 </context>
 <context>

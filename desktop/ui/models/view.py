@@ -30,7 +30,7 @@ from desktop.base.errors import EdgeDeskError
 from desktop.catalog import CatalogRow
 from desktop.engine import LoadReport
 from desktop.resolve import ModelDetails
-from desktop.ui.common.core_text import machine_summary
+from desktop.ui.common.core_text import machine_summary, placement_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
 from desktop.ui.common.qmodels import CatalogTableModel, FitDelegate, human_size
@@ -624,8 +624,11 @@ class ModelsView(QWidget):
         self.downloads.cancel(ref)
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
+        # Where it runs belongs to the load (an answer's line leaves it out: not stored).
+        where = f" · {placement_text(report.placement)}" if report.placement is not None else ""
         self.table_model.set_status(
-            model_id, self.tr("loaded") + f" · ctx {report.context_length} · {report.load_s:.1f} s"
+            model_id,
+            self.tr("loaded") + f"{where} · ctx {report.context_length} · {report.load_s:.1f} s",
         )
 
     def _load_failed(self, model_id: str, message: str) -> None:
