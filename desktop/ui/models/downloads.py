@@ -124,6 +124,10 @@ class ModelDownloads(QObject):
                 self._table.set_status(ref, QCoreApplication.translate("ModelsView", "paused"))
         return rows
 
+    def is_cancelling(self, ref: str) -> bool:
+        """Whether the download of ``ref`` is being stopped and its partial files deleted."""
+        return ref in self._cancelling
+
     def cancellable(self, ref: str) -> bool:
         """A download of ``ref`` runs, or one left partial files (paused, interrupted)."""
         if ref in self._cancelling:

@@ -155,6 +155,7 @@ class ModelsView(QWidget):
         self.hub_search.error.connect(self.error)
         layout.addWidget(self.hub_search)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
+        self._update_buttons()  # nothing selected yet: nothing to act on
         self.refresh()
 
     def _build_filter(self) -> QLineEdit:
@@ -372,6 +373,7 @@ class ModelsView(QWidget):
         return cleared
 
     def _update_buttons(self) -> None:
+        """Enable each button only where it can act on the selected row."""
         row = self.selected()
         self.retry_button.setVisible(row is not None and row.id in self._broken)
         if row is not None and row.id in self._broken:
@@ -379,10 +381,19 @@ class ModelsView(QWidget):
                 self.tr("It crashed every time it loaded: %1").replace("%1", self._broken[row.id])
             )
         self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
-        # Details read the file's header: only a model on this device has one.
-        self.details_button.setEnabled(
-            row is not None and bool(row.installed) and row.tier != "remote"
-        )
+        # On this device: Details read the file's header, Remove forgets or deletes it;
+        # a remote engine's model is neither (it is listed while the remote lists it).
+        here = row is not None and bool(row.installed) and row.tier != "remote"
+        self.details_button.setEnabled(here)
+        self.remove_button.setEnabled(here)
+        self.load_button.setEnabled(here)
+        self.use_button.setEnabled(row is not None and bool(row.installed))
+        running = row is not None and row.id in self.downloads.running
+        cancelling = row is not None and self.downloads.is_cancelling(row.id)
+        self.pause_button.setEnabled(running and not cancelling)
+        # Download for a model not on this device and not already coming.
+        missing = row is not None and not row.installed and row.tier != "remote"
+        self.download_button.setEnabled(missing and not running and not cancelling)
 
     def _show_details(self) -> None:
         row = self.selected()
