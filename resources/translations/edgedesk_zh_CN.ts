@@ -324,6 +324,10 @@
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
+    <message>
+        <source>The collection %1 needs the embedding model %2, which is not downloaded.</source>
+        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载。</translation>
+    </message>
 </context>
 <context>
     <name>ChatSidebar</name>
@@ -1154,6 +1158,10 @@
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
+    <message>
+        <source>%1 needs the embedding model %2, which is not downloaded.</source>
+        <translation>%1 需要嵌入模型 %2，该模型尚未下载。</translation>
+    </message>
 </context>
 <context>
     <name>EncryptionSwitch</name>
@@ -1833,6 +1841,14 @@
         <location filename="../../desktop/ui/models/hub_search.py" line="163"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
+    </message>
+    <message>
+        <source>Search the Hub for GGUF repositories</source>
+        <translation>在模型仓库中搜索 GGUF 仓库</translation>
+    </message>
+    <message>
+        <source>Download the quant selected in the results</source>
+        <translation>下载结果中所选的量化版本</translation>
     </message>
 </context>
 <context>
@@ -2809,6 +2825,37 @@
         <location filename="../../desktop/ui/models/view.py" line="628"/>
         <source>loaded</source>
         <translation>已加载</translation>
+    </message>
+    <message>
+        <source>Download the selected model from the Hub</source>
+        <translation>从模型仓库下载所选模型</translation>
+    </message>
+</context>
+<context>
+    <name>NetworkMode</name>
+    <message>
+        <source>EdgeDesk is offline by your organization&apos;s policy (ForceOffline): nothing is downloaded or searched. Importing a .gguf file still works.</source>
+        <translation>EdgeDesk 因贵组织的策略（ForceOffline）处于离线模式：不会下载或搜索任何内容。导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: the environment variable EDGEDESK_OFFLINE is set. Start EdgeDesk without it to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：设置了环境变量 EDGEDESK_OFFLINE。要下载或搜索，请在不设置该变量的情况下启动 EdgeDesk；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: it was started with --offline. Start it without --offline to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：启动时使用了 --offline。要下载或搜索，请不带 --offline 启动；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: “Offline” is ticked in Settings (Network). Untick it to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：“设置”（网络）中勾选了“离线”。要下载或搜索，请取消勾选；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>Model downloads are turned off by your organization&apos;s policy (AllowDownloads). Import a .gguf file you already have instead.</source>
+        <translation>贵组织的策略（AllowDownloads）已关闭模型下载。请改为导入已有的 .gguf 文件。</translation>
+    </message>
+    <message>
+        <source>Model downloads are turned off (allow_downloads = false in settings.toml). Import a .gguf file you already have instead.</source>
+        <translation>模型下载已关闭（settings.toml 中 allow_downloads = false）。请改为导入已有的 .gguf 文件。</translation>
     </message>
 </context>
 <context>

@@ -34,6 +34,7 @@ from desktop.ui.chat.sidebar import ChatSidebar
 from desktop.ui.chat.stream import StreamingAnswer
 from desktop.ui.chat.transcript import Transcript
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import ConversationListModel
 from desktop.ui.common.workers import ApprovalRequest, DownloadWorker, GenerationWorker, WorkerPool
 from desktop.ui.tools.approval import ToolApproval
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from desktop.tools import ToolBox
 
 
-class EmbeddingModels(Protocol):
+class EmbeddingModels(SettingsInForce, Protocol):
     """What offering a grounded chat's missing embedding model reads; asked at each
     turn, so a library or resolver rebuilt meanwhile is the one used."""
 
@@ -240,7 +241,9 @@ class ChatView(QWidget):
 
         Without this, such a chat only says which ``edgedesk models pull`` to run.
         """
-        self.notes.offer_downloads(models.catalog, download)
+        self.notes.offer_downloads(
+            models.catalog, download, lambda: download_refusal(models.effective)
+        )
         self.core.missing = lambda collection: missing_embedding_model(
             models.library, models.resolver, collection
         )

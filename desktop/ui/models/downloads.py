@@ -29,6 +29,7 @@ from desktop.catalog import (
     quant_of,
 )
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import CatalogTableModel, human_size
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from desktop.catalog import Catalog, Downloader, HubClient, InstalledIndex
 
 
-class DownloadSources(Protocol):
+class DownloadSources(SettingsInForce, Protocol):
     """What the Models screen's downloads read; asked at each download, so a Hub client
     or gate settings changed meanwhile (offline, endpoint, proxy) apply to the next one."""
 
@@ -154,6 +155,10 @@ class ModelDownloads(QObject):
             )
             return None
         ctx = self._context
+        refusal = download_refusal(ctx.effective)
+        if refusal is not None:  # its cause's remedy, not always "untick Offline"
+            self.error.emit(refusal)
+            return None
         try:
             target = parse_target(ref, ctx.catalog, quant)
             ctx.net.ensure_online(f"download {ref}", download=True)

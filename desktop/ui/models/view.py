@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -33,6 +34,7 @@ from desktop.resolve import ModelDetails
 from desktop.ui.common.core_text import machine_summary, placement_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import CatalogTableModel, FitDelegate, human_size
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from desktop.remote import RemoteRegistry
 
 
-class ModelsScreen(ModelFacts, DownloadSources, HubAccess, Protocol):
+class ModelsScreen(ModelFacts, DownloadSources, HubAccess, SettingsInForce, Protocol):
     """What the Models screen reads and calls (the context's members of the same names;
     asked each time, so members rebuilt after a settings change are the ones used)."""
 
@@ -197,6 +199,7 @@ class ModelsView(QWidget):
         self.use_button.clicked.connect(self._use_selected)
         self.download_button = QPushButton(icon("import"), self.tr("Download"))
         self.download_button.setAccessibleName(self.tr("Download the selected model"))
+        self.download_button.setToolTip(self.tr("Download the selected model from the Hub"))
         self.download_button.clicked.connect(self._download_selected)
         self.pause_button = QPushButton(self.tr("Pause"))
         self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
@@ -246,6 +249,31 @@ class ModelsView(QWidget):
     # ------------------------------------------------------------------ rows
     def _installed(self, model_id: str) -> list[Path] | None:
         return installed_files(self._context, model_id)
+
+    def download_refusal(self) -> str | None:
+        """Why no model can be downloaded now, with the remedy for its cause (offline
+        mode set in Settings, by EDGEDESK_OFFLINE, --offline or the policy; downloads
+        turned off), in the window's language; None when downloads may start."""
+        return download_refusal(self._context.effective)
+
+    def refresh_network(self) -> None:
+        """Enable or disable the download and search buttons for the settings in force
+        (called when the screen is shown and when its window comes back to the front,
+        e.g. after the Settings dialog closed)."""
+        self._update_buttons()
+        self.hub_search.refresh_network()
+
+    def event(self, event: QEvent) -> bool:
+        """Re-read offline mode when the window is activated again: Settings, a dialog
+        over this screen, may have changed it while the screen stayed in view."""
+        if event.type() == QEvent.Type.WindowActivate:
+            self.refresh_network()
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Re-read offline mode: it may have changed while another screen was shown."""
+        self.refresh_network()
+        super().showEvent(event)
 
     @property
     def is_listed(self) -> bool:
@@ -391,9 +419,17 @@ class ModelsView(QWidget):
         running = row is not None and row.id in self.downloads.running
         cancelling = row is not None and self.downloads.is_cancelling(row.id)
         self.pause_button.setEnabled(running and not cancelling)
-        # Download for a model not on this device and not already coming.
+        self._update_download(row, coming=running or cancelling)
+
+    def _update_download(self, row: CatalogRow | None, *, coming: bool) -> None:
+        """Download for a model not on this device, not already coming, while downloads
+        may start; offline (or with downloads off) it says why and what undoes it."""
+        refusal = self.download_refusal()
+        self.download_button.setToolTip(
+            refusal or self.tr("Download the selected model from the Hub")
+        )
         missing = row is not None and not row.installed and row.tier != "remote"
-        self.download_button.setEnabled(missing and not running and not cancelling)
+        self.download_button.setEnabled(missing and not coming and refusal is None)
 
     def _show_details(self) -> None:
         row = self.selected()
