@@ -504,6 +504,18 @@
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
+    <message>
+        <source>Choose a model above to start (import or download one on the Models screen), then type your message below. Models on this device answer here: what you write stays on it.</source>
+        <translation>请先在上方选择模型（可在“模型”页面导入或下载），然后在下方输入消息。本设备上的模型在此作答：你写的内容不会离开本设备。</translation>
+    </message>
+    <message>
+        <source>Type your message below and press Ctrl+Enter. %1 answers from the remote engine %2: what you write leaves this device.</source>
+        <translation>在下方输入消息并按 Ctrl+Enter。%1 由远程引擎 %2 作答：你写的内容会离开本设备。</translation>
+    </message>
+    <message>
+        <source>Type your message below and press Ctrl+Enter. %1 answers on this device: what you write stays on it.</source>
+        <translation>在下方输入消息并按 Ctrl+Enter。%1 在本设备上作答：你写的内容不会离开本设备。</translation>
+    </message>
 </context>
 <context>
     <name>CitationRow</name>
@@ -587,6 +599,10 @@
         <location filename="../../desktop/ui/chat/composer.py" line="52"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
+    </message>
+    <message>
+        <source>Choose a model for this chat first: in the box above, or import or download one on the Models screen.</source>
+        <translation>请先为此对话选择模型：在上方的下拉框中选择，或在“模型”页面导入或下载一个。</translation>
     </message>
 </context>
 <context>

@@ -35,7 +35,12 @@ from desktop.ui.common.core_text import machine_summary, placement_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
 from desktop.ui.common.net_mode import SettingsInForce, download_refusal
-from desktop.ui.common.qmodels import CatalogTableModel, FitDelegate, human_size
+from desktop.ui.common.qmodels import (
+    CatalogTableModel,
+    ChatModelChoice,
+    FitDelegate,
+    human_size,
+)
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -467,10 +472,16 @@ class ModelsView(QWidget):
             )
         )
 
-    def chat_models(self) -> list[tuple[str, str]]:
-        """``(label, reference)`` of every chat model that can run now."""
+    def chat_models(self) -> list[ChatModelChoice]:
+        """``(label, reference)`` of every chat model that can run now, each with the
+        remote engine it runs on ("": this device)."""
         rows = (self.table_model.row_at(n) for n in range(self.table_model.rowCount()))
-        return [(row.name, row.id) for row in rows if row.installed and row.kind == "chat"]
+        return [
+            # A remote's models are listed as NAME/MODEL (``remote_rows``).
+            ChatModelChoice(row.name, row.id, row.id.split("/")[0] if row.tier == "remote" else "")
+            for row in rows
+            if row.installed and row.kind == "chat"
+        ]
 
     def import_file(self, path: Path) -> str:
         """Import a GGUF where it lies (no copy; remembered in installed.json, as
