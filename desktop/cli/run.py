@@ -8,7 +8,7 @@ import threading
 
 from desktop.base.config import user_path
 from desktop.base.crash import shown
-from desktop.base.errors import InvalidRequest
+from desktop.base.errors import InvalidRequest, TemplateMissing
 from desktop.chat import takes_pictures
 from desktop.cli.arguments import context_for, text_arg
 from desktop.cli.options import check_sampling, moe_settings
@@ -119,6 +119,13 @@ def handle(args: argparse.Namespace) -> int:
             )
             stream = ctx.scheduler.stream_chat(args.model, call, cancel)
         final = _print_stream(stream)
+    except TemplateMissing as exc:
+        # The engine's words fit every caller; only this command has --raw to offer.
+        raise TemplateMissing(
+            f"{exc.message}, or use --raw for plain text completion",
+            kind=exc.kind,
+            params=exc.params,
+        ) from None
     except KeyboardInterrupt:
         cancel.set()
         raise

@@ -4,21 +4,6 @@
 <context>
     <name>AnswerFooter</name>
     <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="20"/>
-        <source>CPU only</source>
-        <translation>仅 CPU</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="22"/>
-        <source>%1/%2 layers on %3</source>
-        <translation>%3 上 %1/%2 层</translation>
-    </message>
-    <message>
-        <location filename="../../desktop/ui/chat/answer_footer.py" line="29"/>
-        <source>, %1 on the CPU</source>
-        <translation>，%1 层在 CPU 上</translation>
-    </message>
-    <message>
         <location filename="../../desktop/ui/chat/answer_footer.py" line="45"/>
         <source>%1 prompt · 1 token</source>
         <translation>提示 %1 · 生成 1 个词元</translation>
@@ -339,6 +324,10 @@
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
     </message>
+    <message>
+        <source>The collection %1 needs the embedding model %2, which is not downloaded.</source>
+        <translation>文档集 %1 需要嵌入模型 %2，该模型尚未下载。</translation>
+    </message>
 </context>
 <context>
     <name>ChatSidebar</name>
@@ -515,6 +504,18 @@
         <source>Editing a message: send to replace it and everything after it; Esc cancels.</source>
         <translation>正在编辑消息：发送后将替换该消息及其后的所有内容；按 Esc 取消。</translation>
     </message>
+    <message>
+        <source>Choose a model above to start (import or download one on the Models screen), then type your message below. Models on this device answer here: what you write stays on it.</source>
+        <translation>请先在上方选择模型（可在“模型”页面导入或下载），然后在下方输入消息。本设备上的模型在此作答：你写的内容不会离开本设备。</translation>
+    </message>
+    <message>
+        <source>Type your message below and press Ctrl+Enter. %1 answers from the remote engine %2: what you write leaves this device.</source>
+        <translation>在下方输入消息并按 Ctrl+Enter。%1 由远程引擎 %2 作答：你写的内容会离开本设备。</translation>
+    </message>
+    <message>
+        <source>Type your message below and press Ctrl+Enter. %1 answers on this device: what you write stays on it.</source>
+        <translation>在下方输入消息并按 Ctrl+Enter。%1 在本设备上作答：你写的内容不会离开本设备。</translation>
+    </message>
 </context>
 <context>
     <name>CitationRow</name>
@@ -598,6 +599,10 @@
         <location filename="../../desktop/ui/chat/composer.py" line="52"/>
         <source>Stop (Esc)</source>
         <translation>停止 (Esc)</translation>
+    </message>
+    <message>
+        <source>Choose a model for this chat first: in the box above, or import or download one on the Models screen.</source>
+        <translation>请先为此对话选择模型：在上方的下拉框中选择，或在“模型”页面导入或下载一个。</translation>
     </message>
 </context>
 <context>
@@ -779,6 +784,18 @@
         <location filename="../../desktop/ui/common/core_text.py" line="83"/>
         <source>, </source>
         <translation>，</translation>
+    </message>
+    <message>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <source>%1/%2 layers on %3</source>
+        <translation>%3 上 %1/%2 层</translation>
+    </message>
+    <message>
+        <source>, %1 on the CPU</source>
+        <translation>，%1 层在 CPU 上</translation>
     </message>
 </context>
 <context>
@@ -1164,6 +1181,10 @@
         <location filename="../../desktop/ui/documents/embedding_download.py" line="157"/>
         <source>The download of %1 is paused; Download resumes it.</source>
         <translation>%1 的下载已暂停；点击“下载”继续。</translation>
+    </message>
+    <message>
+        <source>%1 needs the embedding model %2, which is not downloaded.</source>
+        <translation>%1 需要嵌入模型 %2，该模型尚未下载。</translation>
     </message>
 </context>
 <context>
@@ -1844,6 +1865,14 @@
         <location filename="../../desktop/ui/models/hub_search.py" line="163"/>
         <source>Choose a quant under a repository first.</source>
         <translation>请先在某个仓库下选择一个量化版本。</translation>
+    </message>
+    <message>
+        <source>Search the Hub for GGUF repositories</source>
+        <translation>在模型仓库中搜索 GGUF 仓库</translation>
+    </message>
+    <message>
+        <source>Download the quant selected in the results</source>
+        <translation>下载结果中所选的量化版本</translation>
     </message>
 </context>
 <context>
@@ -2820,6 +2849,37 @@
         <location filename="../../desktop/ui/models/view.py" line="628"/>
         <source>loaded</source>
         <translation>已加载</translation>
+    </message>
+    <message>
+        <source>Download the selected model from the Hub</source>
+        <translation>从模型仓库下载所选模型</translation>
+    </message>
+</context>
+<context>
+    <name>NetworkMode</name>
+    <message>
+        <source>EdgeDesk is offline by your organization&apos;s policy (ForceOffline): nothing is downloaded or searched. Importing a .gguf file still works.</source>
+        <translation>EdgeDesk 因贵组织的策略（ForceOffline）处于离线模式：不会下载或搜索任何内容。导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: the environment variable EDGEDESK_OFFLINE is set. Start EdgeDesk without it to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：设置了环境变量 EDGEDESK_OFFLINE。要下载或搜索，请在不设置该变量的情况下启动 EdgeDesk；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: it was started with --offline. Start it without --offline to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：启动时使用了 --offline。要下载或搜索，请不带 --offline 启动；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>EdgeDesk is offline: “Offline” is ticked in Settings (Network). Untick it to download or search; importing a .gguf file still works.</source>
+        <translation>EdgeDesk 处于离线模式：“设置”（网络）中勾选了“离线”。要下载或搜索，请取消勾选；导入 .gguf 文件仍然可用。</translation>
+    </message>
+    <message>
+        <source>Model downloads are turned off by your organization&apos;s policy (AllowDownloads). Import a .gguf file you already have instead.</source>
+        <translation>贵组织的策略（AllowDownloads）已关闭模型下载。请改为导入已有的 .gguf 文件。</translation>
+    </message>
+    <message>
+        <source>Model downloads are turned off (allow_downloads = false in settings.toml). Import a .gguf file you already have instead.</source>
+        <translation>模型下载已关闭（settings.toml 中 allow_downloads = false）。请改为导入已有的 .gguf 文件。</translation>
     </message>
 </context>
 <context>

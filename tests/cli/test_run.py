@@ -110,6 +110,7 @@ def test_absurd_context_is_refused(tiny_chat: Path) -> None:
 def test_template_less_model_is_refused_for_chat_but_runs_raw(tiny_chat_no_template: Path) -> None:
     chat = edgedesk("run", str(tiny_chat_no_template), "hi")
     assert chat.returncode == 3 and "has no chat template" in chat.stderr
+    assert "or use --raw for plain text completion" in chat.stderr  # this command's way out
     raw = edgedesk("run", str(tiny_chat_no_template), "hi", "--raw", "--max-tokens", "5")
     assert raw.returncode == 0 and raw.stdout.strip()
 

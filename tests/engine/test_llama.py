@@ -158,8 +158,10 @@ def test_a_stream_says_admitted_after_its_checks_and_before_its_first_token(
 
 def test_model_without_template_is_refused_with_instructions(tiny_chat_no_template: Path) -> None:
     engine = LlamaEngine(tiny_chat_no_template, LoadOptions(context_length=256))
-    with pytest.raises(TemplateMissing, match="no chat template.*models.toml.*--raw"):
+    with pytest.raises(TemplateMissing, match="no chat template.*models.toml") as refused:
         list(engine.stream_chat(ChatCall.of([Message("user", "hi")], GREEDY)))
+    # Said to every caller (the window, the HTTP API): no flag of one command in it.
+    assert "--raw" not in refused.value.message
     # Plain completion still works: the refusal is about chat format only.
     chunks = list(engine.stream_completion("hello", GREEDY))
     assert chunks[-1].usage.completion_tokens == 16

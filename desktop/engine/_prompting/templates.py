@@ -99,8 +99,7 @@ def resolve_template(
         )
     raise TemplateMissing(
         f"{model_name} has no chat template (architecture '{architecture}'), so EdgeDesk "
-        "cannot know its prompt format; add chat_template to its models.toml entry, "
-        "or use --raw for plain text completion"
+        "cannot know its prompt format; add chat_template to its models.toml entry"
     )
 
 

@@ -1,7 +1,10 @@
 """The line under an answer (tokens, speed, how it ended), in the window's language.
 
-Shared by the bubbles (``message``) and their tests; window's thread only (it
-reads Qt's translators).
+Only what is saved with the answer is shown, so an answer reopened after a restart reads
+exactly as it did when new: where the model ran (``Turn.placement``, "CPU only") is
+not stored with a message, so it is left out here (the CLI's ``run --stats`` and the
+server's start-up line still say it). Shared by the bubbles (``message``) and their
+tests; window's thread only (it reads Qt's translators).
 """
 
 from __future__ import annotations
@@ -9,32 +12,13 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 
 from desktop.chat import Turn
-from desktop.engine import Placement
 
 MIN_TOKENS_FOR_SPEED = 4  # fewer tokens: no speed is shown under the answer
 
 
-def placement_text(placement: Placement) -> str:
-    """``19/19 layers on Vulkan0 (llvmpipe)`` or ``CPU only``, in the window's language."""
-    if placement.cpu_only:
-        return QCoreApplication.translate("AnswerFooter", "CPU only")
-    text = (
-        QCoreApplication.translate("AnswerFooter", "%1/%2 layers on %3")
-        .replace("%1", str(placement.layers_offloaded))
-        .replace("%2", str(placement.layers_total))
-        .replace("%3", ", ".join(placement.devices))
-    )
-    rest = placement.layers_total - placement.layers_offloaded
-    if rest > 0:
-        text += QCoreApplication.translate("AnswerFooter", ", %1 on the CPU").replace(
-            "%1", str(rest)
-        )
-    return text
-
-
 def footer_text(turn: Turn) -> str:
-    """Token counts, speed and where the model ran under an answer; says when it was
-    stopped or cut short.
+    """Token counts and speed under an answer; says when it was stopped or cut short
+    (never where it ran: that is not stored, and a reopened answer would lose it).
 
     In the language of the window (on its thread only: Qt translators).
     """
@@ -55,8 +39,6 @@ def footer_text(turn: Turn) -> str:
                 "%1", f"{turn.tokens_per_s:.1f}"
             )
         )
-    if turn.placement is not None:
-        parts.append(placement_text(turn.placement))
     if turn.finish_reason == "cancelled":
         parts.append(QCoreApplication.translate("AnswerFooter", "stopped"))
     elif turn.finish_reason == "length":

@@ -45,8 +45,9 @@ class Composer(QWidget):
         self.send_button = QPushButton(icon("send"), self.tr("Send"))
         self.send_button.setObjectName("Primary")
         self.send_button.setAccessibleName(self.tr("Send message"))
-        self.send_button.setToolTip(self.tr("Send (Ctrl+Enter)"))
         self.send_button.clicked.connect(self.send_requested)
+        self._generating = False
+        self._has_model = True  # until the view says which chat is shown
         self.stop_button = QPushButton(icon("stop"), self.tr("Stop"))
         self.stop_button.setAccessibleName(self.tr("Stop generating"))
         self.stop_button.setToolTip(self.tr("Stop (Esc)"))
@@ -65,11 +66,30 @@ class Composer(QWidget):
         row.addLayout(actions)
         column.addLayout(row)
         self.input.installEventFilter(self)
+        self._update_send()
 
     def set_generating(self, generating: bool) -> None:
         """Send while idle, Stop while an answer is generated."""
-        self.send_button.setEnabled(not generating)
+        self._generating = generating
         self.stop_button.setEnabled(generating)
+        self._update_send()
+
+    def set_has_model(self, has_model: bool) -> None:
+        """Send only once the shown chat has a model to answer; until then it says how
+        to choose one."""
+        self._has_model = has_model
+        self._update_send()
+
+    def _update_send(self) -> None:
+        self.send_button.setEnabled(self._has_model and not self._generating)
+        self.send_button.setToolTip(
+            self.tr("Send (Ctrl+Enter)")
+            if self._has_model
+            else self.tr(
+                "Choose a model for this chat first: in the box above, or import or "
+                "download one on the Models screen."
+            )
+        )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Ctrl+Enter in the text box sends."""

@@ -3,7 +3,7 @@ document collection that grounds the answers, and the chat's Tools switch."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -28,6 +28,7 @@ from desktop.chat import Conversation, Sampling
 from desktop.ui.chat.parameters_panel import ParametersPanel
 from desktop.ui.chat.presets import PresetStore
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.qmodels import ChatModelChoice
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 
@@ -64,6 +65,7 @@ class ShrinkingCombo(QComboBox):
 
 
 PARAMETERS_ROLE = Qt.ItemDataRole.UserRole + 1  # a preset's saved sampling parameters
+REMOTE_ROLE = Qt.ItemDataRole.UserRole + 2  # the remote engine a model runs on ("": here)
 
 
 class ChatHeader(QWidget):
@@ -73,6 +75,7 @@ class ChatHeader(QWidget):
     collection_changed = Signal(object)  # the Conversation whose collection the user chose
     think_changed = Signal(object)  # the Conversation whose Think switch the user flipped
     model_changed = Signal(object)  # the Conversation whose model the user chose
+    chat_shown = Signal(object)  # the Conversation whose settings (model…) are shown anew
     tools_changed = Signal(object)  # the Conversation whose Tools switch the user flipped
     # The Conversation whose sampling settings (temperature, the parameters panel, a
     # preset's) changed.
@@ -249,19 +252,36 @@ class ChatHeader(QWidget):
         for widget in (*switches, self.tools_switch):
             widget.blockSignals(False)
         self._say_missing(missing)
+        self.chat_shown.emit(chat)
 
-    def set_models(self, models: list[tuple[str, str]]) -> None:
-        """Offer ``(label, reference)`` pairs; keeps the current chat's choice."""
+    def set_models(self, models: Sequence[tuple[str, str]]) -> None:
+        """Offer ``(label, reference)`` pairs (a ``ChatModelChoice`` also says the remote
+        it runs on); keeps the current chat's choice."""
         chat = self._current()
         keep = chat.model if chat else ""
         self.model_box.blockSignals(True)
         self.model_box.clear()
-        for label, ref in models:
+        for pair in models:
+            label, ref = pair
             self.model_box.addItem(label, ref)
+            remote = pair.remote if isinstance(pair, ChatModelChoice) else ""
+            self.model_box.setItemData(self.model_box.count() - 1, remote, REMOTE_ROLE)
         self.model_box.blockSignals(False)
         if chat is not None and not chat.model and models:
             chat.model = models[0][1]
         self.show_model(keep or (chat.model if chat else ""))
+        if chat is not None:
+            self.chat_shown.emit(chat)
+
+    def model_label(self, ref: str) -> tuple[str, str]:
+        """How ``ref`` is named in the model box (``ref`` itself when it is not offered)
+        and the remote engine it runs on ("": this device, or not known to be remote)."""
+        number = self.model_box.findData(ref)
+        if number < 0:
+            return ref, ""
+        return self.model_box.itemText(number), str(
+            self.model_box.itemData(number, REMOTE_ROLE) or ""
+        )
 
     def show_model(self, ref: str) -> None:
         """Select ``ref`` in the model box (nothing if it is not offered)."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from desktop.catalog import Catalog
 
 Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``download``
+Refusal = Callable[[], str | None]  # why no download may start now (offline…), or None
 UNDO_MS = 10_000  # how long Undo is offered after a chat is deleted
 
 
@@ -36,6 +37,7 @@ class ChatNotice(QWidget):
         super().__init__(parent)
         self._catalog: Catalog | None = None
         self._download: Download | None = None  # set by ``offer_downloads``
+        self._refusal: Refusal = lambda: None
         self._offer: tuple[Conversation, str] | None = None  # a chat, the model it lacks
         self.notice = FitLabel()  # plain text: it may quote names from user data
         self.notice.setObjectName("Muted")
@@ -58,9 +60,13 @@ class ChatNotice(QWidget):
         row.addWidget(self.download_button)
         row.addWidget(self.undo_button)
 
-    def offer_downloads(self, catalog: Catalog, download: Download) -> None:
-        """Offer missing catalog models for ``download`` (without it: only a notice)."""
+    def offer_downloads(
+        self, catalog: Catalog, download: Download, refusal: Refusal | None = None
+    ) -> None:
+        """Offer missing catalog models for ``download`` (without it: only a notice);
+        while ``refusal`` gives a reason (offline…), Download is disabled and says it."""
         self._catalog, self._download = catalog, download
+        self._refusal = refusal or (lambda: None)
 
     @property
     def can_download(self) -> bool:
@@ -117,7 +123,7 @@ class ChatNotice(QWidget):
         self._offer = (chat, model)
         entry = self._catalog.find(model) if self._catalog is not None else None
         size = entry.quant().size if entry is not None else None
-        self.say(
+        text = (
             self.tr(
                 "The collection %1 needs the embedding model %2, which is not "
                 "downloaded yet%3. Download it, then the answer follows."
@@ -126,8 +132,19 @@ class ChatNotice(QWidget):
             .replace("%2", model)
             .replace("%3", f" ({human_size(size)})" if size else "")
         )
+        refusal = self._refusal()
+        if refusal is not None:  # not "Download it": the button cannot, and this says why
+            text = (
+                self.tr("The collection %1 needs the embedding model %2, which is not downloaded.")
+                .replace("%1", chat.collection)
+                .replace("%2", model)
+                + " "
+                + refusal
+            )
+        self.say(text)
         self.download_button.setVisible(True)
-        self.download_button.setEnabled(True)
+        self.download_button.setEnabled(refusal is None)
+        self.download_button.setToolTip(refusal or "")
 
     def download_offered(self) -> DownloadWorker | None:
         """Download the model offered; ``model_arrived`` follows once it is in."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from desktop.chat import Turn
 from desktop.ui.chat.message import MessageWidget
+from desktop.ui.common.text_fit import FitLabel
 
 
 class Transcript(QScrollArea):
@@ -32,6 +33,13 @@ class Transcript(QScrollArea):
         body.setObjectName("TranscriptBody")
         self._messages = QVBoxLayout(body)
         self._messages.setSpacing(10)
+        # What a chat with no message yet shows instead of a blank area (``set_empty_hint``).
+        # Plain text (it quotes a model's name), wrapped, never widening the window.
+        self.empty_hint = FitLabel()
+        self.empty_hint.setObjectName("Muted")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setContentsMargins(24, 48, 24, 0)
+        self._messages.addWidget(self.empty_hint)
         self._messages.addStretch(1)
         self.setWidget(body)
         self.bubbles: list[MessageWidget] = []
@@ -46,6 +54,14 @@ class Transcript(QScrollArea):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._value_changed)
+
+    def set_empty_hint(self, text: str) -> None:
+        """The words shown while the chat has no message yet (what to type, who answers)."""
+        self.empty_hint.setText(text)
+        self.empty_hint.setToolTip("")  # all of it is in view: no copy on hover
+
+    def _show_empty_hint(self) -> None:
+        self.empty_hint.setVisible(not self.bubbles)
 
     def rebuild(self, turns: Sequence[Turn], *, generating: bool) -> None:
         """Make every bubble afresh (another chat, or another theme)."""
@@ -75,6 +91,7 @@ class Transcript(QScrollArea):
             keep += 1
         if keep == len(self.bubbles) == len(turns):
             self.show_regenerate(generating=generating)
+            self._show_empty_hint()
             return
         self._drop(keep)
         for number in range(keep, len(turns)):
@@ -87,6 +104,7 @@ class Transcript(QScrollArea):
             self.bubbles.append(bubble)
             self._shown.append(turns[number])
         self.show_regenerate(generating=generating)
+        self._show_empty_hint()
         self._scroll_timer.start()
 
     def show_regenerate(self, *, generating: bool) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -34,6 +34,7 @@ from desktop.ui.chat.sidebar import ChatSidebar
 from desktop.ui.chat.stream import StreamingAnswer
 from desktop.ui.chat.transcript import Transcript
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import ConversationListModel
 from desktop.ui.common.workers import ApprovalRequest, DownloadWorker, GenerationWorker, WorkerPool
 from desktop.ui.tools.approval import ToolApproval
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from desktop.tools import ToolBox
 
 
-class EmbeddingModels(Protocol):
+class EmbeddingModels(SettingsInForce, Protocol):
     """What offering a grounded chat's missing embedding model reads; asked at each
     turn, so a library or resolver rebuilt meanwhile is the one used."""
 
@@ -183,6 +184,8 @@ class ChatView(QWidget):
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
         self.header.model_changed.connect(self._model_changed)
+        self.header.model_changed.connect(self._show_model_state)
+        self.header.chat_shown.connect(self._show_model_state)
         self.header.tools_changed.connect(self._parameters_changed)  # kept with them
         self.header.parameters_changed.connect(self._parameters_changed)
         # Shortcuts to the header's parts, for the window, tests and screenshots.
@@ -231,16 +234,47 @@ class ChatView(QWidget):
         """Whether ``model`` takes pictures (the core's judge; yes when there is none)."""
         return self.core.sees is None or self.core.sees(model)
 
-    def set_models(self, models: list[tuple[str, str]]) -> None:
+    def set_models(self, models: Sequence[tuple[str, str]]) -> None:
         """Offer ``(label, reference)`` pairs in the model box; keeps the current choice."""
         self.header.set_models(models)
+
+    def _show_model_state(self, _chat: object = None) -> None:
+        """Send only with a model to answer; a chat with no message yet says what to
+        type, which model answers and whether what is written leaves this device."""
+        model = self.current.model if self.current is not None else ""
+        self.composer.set_has_model(bool(model))
+        self.transcript.set_empty_hint(self._empty_hint(model))
+
+    def _empty_hint(self, model: str) -> str:
+        if not model:
+            return self.tr(
+                "Choose a model above to start (import or download one on the Models "
+                "screen), then type your message below. Models on this device answer "
+                "here: what you write stays on it."
+            )
+        label, remote = self.header.model_label(model)
+        if remote:
+            return (
+                self.tr(
+                    "Type your message below and press Ctrl+Enter. %1 answers from the "
+                    "remote engine %2: what you write leaves this device."
+                )
+                .replace("%1", model.removeprefix(remote + "/"))
+                .replace("%2", remote)
+            )
+        return self.tr(
+            "Type your message below and press Ctrl+Enter. %1 answers on this device: "
+            "what you write stays on it."
+        ).replace("%1", label)
 
     def offer_downloads(self, models: EmbeddingModels, download: Download) -> None:
         """Offer a grounded chat's missing catalog embedding model for ``download``.
 
         Without this, such a chat only says which ``edgedesk models pull`` to run.
         """
-        self.notes.offer_downloads(models.catalog, download)
+        self.notes.offer_downloads(
+            models.catalog, download, lambda: download_refusal(models.effective)
+        )
         self.core.missing = lambda collection: missing_embedding_model(
             models.library, models.resolver, collection
         )
@@ -261,6 +295,8 @@ class ChatView(QWidget):
                 empty.model = previous.model
             self.notes.withdraw_undo()  # the user moved on, as with a new chat
             self._show(empty)
+            self.header.show_model(empty.model)  # it may have been shown already
+            self._show_model_state()
             self.input.setFocus()
             return empty
         # The model and sampling carry over; the documents do not: a new chat grounded in
@@ -272,6 +308,7 @@ class ChatView(QWidget):
             chat.sampling = previous.sampling
         self.chats.add(chat)
         self._show(chat)
+        self._show_model_state()
         self.input.setFocus()
         return chat
 

@@ -14,6 +14,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from desktop.base.filebytes import format_bytes
 from desktop.catalog import Hardware, Verdict
+from desktop.engine import Placement
 from desktop.store import Source
 
 VERDICTS = {
@@ -147,3 +148,19 @@ def skip_reason_text(reason: str) -> str:
                 text = text.replace(f"%{n}", detail)
             return text
     return reason
+
+
+def placement_text(placement: Placement) -> str:
+    """``19/19 layers on Vulkan0 (llvmpipe)`` or ``CPU only``, in the window's language."""
+    if placement.cpu_only:
+        return QCoreApplication.translate("CoreText", "CPU only")
+    text = (
+        QCoreApplication.translate("CoreText", "%1/%2 layers on %3")
+        .replace("%1", str(placement.layers_offloaded))
+        .replace("%2", str(placement.layers_total))
+        .replace("%3", ", ".join(placement.devices))
+    )
+    rest = placement.layers_total - placement.layers_offloaded
+    if rest > 0:
+        text += QCoreApplication.translate("CoreText", ", %1 on the CPU").replace("%1", str(rest))
+    return text

@@ -49,6 +49,20 @@ class FitDelegate(QStyledItemDelegate):
             option.palette.setColor(QPalette.ColorRole.HighlightedText, colour)
 
 
+class ChatModelChoice(tuple[str, str]):
+    """A chat model the chat offers: ``(label, reference)`` as before, and ``remote``,
+    the remote engine it runs on ("": on this device), so the chat can say truthfully
+    whether what is written leaves the device."""
+
+    remote: str
+
+    def __new__(cls, label: str, ref: str, remote: str = "") -> ChatModelChoice:
+        """The pair ``(label, ref)``, carrying ``remote``."""
+        choice = super().__new__(cls, (label, ref))
+        choice.remote = remote
+        return choice
+
+
 def human_size(value: int | None) -> str:
     """A file or download size as ``format_bytes`` writes it; "—" when unknown."""
     return format_bytes(value) if value else "—"

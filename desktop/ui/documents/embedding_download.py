@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
 
 from desktop.base.errors import EdgeDeskError, ModelNotFound
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.workers import DownloadWorker
 
@@ -27,7 +28,7 @@ Download = Callable[[str], DownloadWorker | None]  # the Models screen's ``downl
 IndexStart = Callable[[], object]
 
 
-class ModelSource(Protocol):
+class ModelSource(SettingsInForce, Protocol):
     """What offering an embedding model reads (asked each time: a rebuilt one is used)."""
 
     @property
@@ -97,8 +98,19 @@ class EmbeddingDownload(QObject):
                 .replace("%2", model)
             )
             return True
+        refusal = download_refusal(self._context.effective)
         self._button.setVisible(True)
-        self._button.setEnabled(True)
+        self._button.setEnabled(refusal is None)
+        self._button.setToolTip(refusal or "")
+        if refusal is not None:  # not "Download it": the button cannot, and this says why
+            self._status.setText(
+                self.tr("%1 needs the embedding model %2, which is not downloaded.")
+                .replace("%1", name)
+                .replace("%2", model)
+                + " "
+                + refusal
+            )
+            return True
         self._status.setText(
             self.tr(
                 "%1 needs the embedding model %2, which is not "
@@ -116,7 +128,12 @@ class EmbeddingDownload(QObject):
         if self._offer is None or self._download is None:
             return None
         model = self._offer[0]
-        try:  # said here: the Models screen, which also says it, is not in view
+        # Said here: the Models screen, which also says it, is not in view.
+        refusal = download_refusal(self._context.effective)
+        if refusal is not None:
+            self._fail(refusal)
+            return None
+        try:
             self._context.net.ensure_online(f"download {model}", download=True)
         except EdgeDeskError as exc:
             self._fail(error_text(exc))

@@ -123,9 +123,11 @@ class NewCollectionDialog(TextFitDialog):
         parent: QWidget | None = None,
         *,
         importer: Callable[[Path], EmbeddingChoice] | None = None,
+        refusal: str | None = None,
     ) -> None:
         super().__init__(parent)
         self._importer = importer
+        self._refusal = refusal  # why nothing can be downloaded now (offline…), or None
         self.setWindowTitle(self.tr("New collection"))
         self.setMinimumWidth(460)
         layout = QVBoxLayout(self)
@@ -223,6 +225,8 @@ class NewCollectionDialog(TextFitDialog):
             note = self.tr("Documents are embedded with %1 on this device.").replace(
                 "%1", model.ref
             )
+        elif self._refusal is not None:  # the download it needs cannot start: say why
+            note = self._refusal
         else:
             note = (
                 self.tr(
@@ -233,9 +237,7 @@ class NewCollectionDialog(TextFitDialog):
                 .replace("%2", human_size(model.size_bytes))
             )
         self.say(self.note, note)
-        ok.setText(
-            self.tr("Create")
-            if model is None or model.installed
-            else self.tr("Download and create")
-        )
-        ok.setEnabled(self.choice() is not None)
+        needs_download = model is not None and not model.installed
+        ok.setText(self.tr("Download and create") if needs_download else self.tr("Create"))
+        ok.setEnabled(self.choice() is not None and not (needs_download and self._refusal))
+        ok.setToolTip((self._refusal or "") if needs_download else "")

@@ -36,6 +36,7 @@ from desktop.base.errors import EdgeDeskError
 from desktop.ui.common.core_text import skip_reason_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
+from desktop.ui.common.net_mode import download_refusal
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
@@ -378,7 +379,12 @@ class DocumentsView(QWidget):
     def new_collection_dialog(self) -> NewCollectionDialog:
         """The New collection dialog, offering this machine's embedding models."""
         choices = embedding_choices(self._context)
-        dialog = NewCollectionDialog(choices, self, importer=embedding_importer(self._context))
+        dialog = NewCollectionDialog(
+            choices,
+            self,
+            importer=embedding_importer(self._context),
+            refusal=download_refusal(self._context.effective),
+        )
         # The settings' model when it is here (else the first that is: see the choices).
         if any(c.ref == self.embedding_model and c.installed for c in choices):
             dialog.select(self.embedding_model)

@@ -22,12 +22,14 @@ from desktop.catalog import (
     Progress,
     PullTarget,
     discard_partial,
+    model_id_for,
     parse_target,
     partial_files,
     pull,
     quant_of,
 )
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
 from desktop.ui.common.qmodels import CatalogTableModel, human_size
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
 
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from desktop.catalog import Catalog, Downloader, HubClient, InstalledIndex
 
 
-class DownloadSources(Protocol):
+class DownloadSources(SettingsInForce, Protocol):
     """What the Models screen's downloads read; asked at each download, so a Hub client
     or gate settings changed meanwhile (offline, endpoint, proxy) apply to the next one."""
 
@@ -108,7 +110,7 @@ class ModelDownloads(QObject):
             rows.append(
                 CatalogRow(
                     id=ref,
-                    name=name,
+                    name=model_id_for(name),  # the id it gets once in, as imports show
                     family="other",
                     kind="—",
                     tier="hub",
@@ -122,6 +124,10 @@ class ModelDownloads(QObject):
             if ref not in self.running and ref not in self._cancelling:
                 self._table.set_status(ref, QCoreApplication.translate("ModelsView", "paused"))
         return rows
+
+    def is_cancelling(self, ref: str) -> bool:
+        """Whether the download of ``ref`` is being stopped and its partial files deleted."""
+        return ref in self._cancelling
 
     def cancellable(self, ref: str) -> bool:
         """A download of ``ref`` runs, or one left partial files (paused, interrupted)."""
@@ -149,6 +155,10 @@ class ModelDownloads(QObject):
             )
             return None
         ctx = self._context
+        refusal = download_refusal(ctx.effective)
+        if refusal is not None:  # its cause's remedy, not always "untick Offline"
+            self.error.emit(refusal)
+            return None
         try:
             target = parse_target(ref, ctx.catalog, quant)
             ctx.net.ensure_online(f"download {ref}", download=True)

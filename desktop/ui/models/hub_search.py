@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop.base.errors import EdgeDeskError
 from desktop.ui.common.error_text import error_text
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal, offline_text
 from desktop.ui.common.qmodels import human_size
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 SEARCH_LIMIT = 10
 
 
-class HubAccess(Protocol):
+class HubAccess(SettingsInForce, Protocol):
     """What a Hub search reads; asked at each search, so a Hub client rebuilt for a new
     endpoint or proxy is the one used."""
 
@@ -95,6 +96,27 @@ class HubSearch(QWidget):
         self.status.setObjectName("Muted")
         layout.addWidget(self.results)
         layout.addWidget(self.status)
+        self._refused = ""  # the offline reason the status line shows ("": none)
+        self.refresh_network()
+
+    def refresh_network(self) -> None:
+        """Disable Search Hub and Download quant while they cannot go out, saying why
+        (and what undoes it) in their tooltips and the status line."""
+        offline = offline_text(self._context.effective)
+        downloads = download_refusal(self._context.effective)
+        searching = self._worker is not None
+        self.search_button.setEnabled(offline is None and not searching)
+        self.search_button.setToolTip(offline or self.tr("Search the Hub for GGUF repositories"))
+        self.get_button.setEnabled(downloads is None)
+        self.get_button.setToolTip(
+            downloads or self.tr("Download the quant selected in the results")
+        )
+        shown = self.status.text()
+        if offline is not None and (not shown or shown == self._refused):
+            self.status.setText(offline)  # said once, where the search would be
+        elif offline is None and shown and shown == self._refused:
+            self.status.setText("")  # online again: the reason is over
+        self._refused = offline or ""
 
     def search(self) -> TaskWorker | None:
         """Search on a worker; offline mode refuses at once with a message."""
@@ -102,6 +124,10 @@ class HubSearch(QWidget):
         if not text or self._worker is not None:
             return None
         ctx = self._context
+        offline = offline_text(ctx.effective)
+        if offline is not None:  # Enter in the box: its cause's remedy, not always Settings
+            self._fail(offline)
+            return None
         try:
             ctx.net.ensure_online(f"search the Hub for '{text}'")
         except EdgeDeskError as exc:
@@ -125,9 +151,9 @@ class HubSearch(QWidget):
         if self._worker is None:
             return
         self._worker = None
-        self.search_button.setEnabled(True)
         self.cancel_button.setVisible(False)
         self.status.setText(self.tr("Search cancelled."))
+        self.refresh_network()
 
     def _current(self) -> bool:
         """Whether the worker that just reported is the running search (not cancelled)."""
@@ -170,13 +196,13 @@ class HubSearch(QWidget):
         if not self._current():
             return
         self._worker = None
-        self.search_button.setEnabled(True)
         self.cancel_button.setVisible(False)
+        self.refresh_network()
 
     def clear_status(self) -> None:
         """Forget the last search's message (what it was about is over)."""
         if self._worker is None:
-            self.status.setText("")
+            self.status.setText(self._refused)  # offline: why still stands
 
     def _fail(self, message: str) -> None:
         self.status.setText(message)

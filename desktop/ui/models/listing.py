@@ -89,7 +89,7 @@ def downloaded_elsewhere(context: ModelFacts) -> list[CatalogRow]:
         rows.append(
             CatalogRow(
                 id=model.id,
-                name=model.paths[0].name,
+                name=model.id,  # as everywhere: the name it is used by, no ".gguf"
                 family="other",
                 kind=spec.kind,
                 tier="hub" if model.source == "hub" else "local",
@@ -171,7 +171,7 @@ def imported_row(context: ModelFacts, path: Path, projector: Path | None = None)
     plan = resolver.fit(info, projector=spec.local.projector if spec.local else None)
     return CatalogRow(
         id=model_id,
-        name=spec.file.name,
+        name=model_id,  # as everywhere: the name it is used by, no ".gguf"
         family="other",
         kind=spec.kind,
         tier="local",

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -30,10 +31,16 @@ from desktop.base.errors import EdgeDeskError
 from desktop.catalog import CatalogRow
 from desktop.engine import LoadReport
 from desktop.resolve import ModelDetails
-from desktop.ui.common.core_text import machine_summary
+from desktop.ui.common.core_text import machine_summary, placement_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.look import icon
-from desktop.ui.common.qmodels import CatalogTableModel, FitDelegate, human_size
+from desktop.ui.common.net_mode import SettingsInForce, download_refusal
+from desktop.ui.common.qmodels import (
+    CatalogTableModel,
+    ChatModelChoice,
+    FitDelegate,
+    human_size,
+)
 from desktop.ui.common.rich_text import literal_tooltip
 from desktop.ui.common.text_fit import FitLabel
 from desktop.ui.common.workers import DownloadWorker, TaskWorker, WorkerPool
@@ -56,7 +63,7 @@ if TYPE_CHECKING:
     from desktop.remote import RemoteRegistry
 
 
-class ModelsScreen(ModelFacts, DownloadSources, HubAccess, Protocol):
+class ModelsScreen(ModelFacts, DownloadSources, HubAccess, SettingsInForce, Protocol):
     """What the Models screen reads and calls (the context's members of the same names;
     asked each time, so members rebuilt after a settings change are the ones used)."""
 
@@ -155,6 +162,7 @@ class ModelsView(QWidget):
         self.hub_search.error.connect(self.error)
         layout.addWidget(self.hub_search)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
+        self._update_buttons()  # nothing selected yet: nothing to act on
         self.refresh()
 
     def _build_filter(self) -> QLineEdit:
@@ -196,6 +204,7 @@ class ModelsView(QWidget):
         self.use_button.clicked.connect(self._use_selected)
         self.download_button = QPushButton(icon("import"), self.tr("Download"))
         self.download_button.setAccessibleName(self.tr("Download the selected model"))
+        self.download_button.setToolTip(self.tr("Download the selected model from the Hub"))
         self.download_button.clicked.connect(self._download_selected)
         self.pause_button = QPushButton(self.tr("Pause"))
         self.pause_button.setAccessibleName(self.tr("Pause the download (resume continues it)"))
@@ -245,6 +254,31 @@ class ModelsView(QWidget):
     # ------------------------------------------------------------------ rows
     def _installed(self, model_id: str) -> list[Path] | None:
         return installed_files(self._context, model_id)
+
+    def download_refusal(self) -> str | None:
+        """Why no model can be downloaded now, with the remedy for its cause (offline
+        mode set in Settings, by EDGEDESK_OFFLINE, --offline or the policy; downloads
+        turned off), in the window's language; None when downloads may start."""
+        return download_refusal(self._context.effective)
+
+    def refresh_network(self) -> None:
+        """Enable or disable the download and search buttons for the settings in force
+        (called when the screen is shown and when its window comes back to the front,
+        e.g. after the Settings dialog closed)."""
+        self._update_buttons()
+        self.hub_search.refresh_network()
+
+    def event(self, event: QEvent) -> bool:
+        """Re-read offline mode when the window is activated again: Settings, a dialog
+        over this screen, may have changed it while the screen stayed in view."""
+        if event.type() == QEvent.Type.WindowActivate:
+            self.refresh_network()
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Re-read offline mode: it may have changed while another screen was shown."""
+        self.refresh_network()
+        super().showEvent(event)
 
     @property
     def is_listed(self) -> bool:
@@ -372,6 +406,7 @@ class ModelsView(QWidget):
         return cleared
 
     def _update_buttons(self) -> None:
+        """Enable each button only where it can act on the selected row."""
         row = self.selected()
         self.retry_button.setVisible(row is not None and row.id in self._broken)
         if row is not None and row.id in self._broken:
@@ -379,10 +414,27 @@ class ModelsView(QWidget):
                 self.tr("It crashed every time it loaded: %1").replace("%1", self._broken[row.id])
             )
         self.cancel_button.setEnabled(row is not None and self.downloads.cancellable(row.id))
-        # Details read the file's header: only a model on this device has one.
-        self.details_button.setEnabled(
-            row is not None and bool(row.installed) and row.tier != "remote"
+        # On this device: Details read the file's header, Remove forgets or deletes it;
+        # a remote engine's model is neither (it is listed while the remote lists it).
+        here = row is not None and bool(row.installed) and row.tier != "remote"
+        self.details_button.setEnabled(here)
+        self.remove_button.setEnabled(here)
+        self.load_button.setEnabled(here)
+        self.use_button.setEnabled(row is not None and bool(row.installed))
+        running = row is not None and row.id in self.downloads.running
+        cancelling = row is not None and self.downloads.is_cancelling(row.id)
+        self.pause_button.setEnabled(running and not cancelling)
+        self._update_download(row, coming=running or cancelling)
+
+    def _update_download(self, row: CatalogRow | None, *, coming: bool) -> None:
+        """Download for a model not on this device, not already coming, while downloads
+        may start; offline (or with downloads off) it says why and what undoes it."""
+        refusal = self.download_refusal()
+        self.download_button.setToolTip(
+            refusal or self.tr("Download the selected model from the Hub")
         )
+        missing = row is not None and not row.installed and row.tier != "remote"
+        self.download_button.setEnabled(missing and not coming and refusal is None)
 
     def _show_details(self) -> None:
         row = self.selected()
@@ -420,10 +472,16 @@ class ModelsView(QWidget):
             )
         )
 
-    def chat_models(self) -> list[tuple[str, str]]:
-        """``(label, reference)`` of every chat model that can run now."""
+    def chat_models(self) -> list[ChatModelChoice]:
+        """``(label, reference)`` of every chat model that can run now, each with the
+        remote engine it runs on ("": this device)."""
         rows = (self.table_model.row_at(n) for n in range(self.table_model.rowCount()))
-        return [(row.name, row.id) for row in rows if row.installed and row.kind == "chat"]
+        return [
+            # A remote's models are listed as NAME/MODEL (``remote_rows``).
+            ChatModelChoice(row.name, row.id, row.id.split("/")[0] if row.tier == "remote" else "")
+            for row in rows
+            if row.installed and row.kind == "chat"
+        ]
 
     def import_file(self, path: Path) -> str:
         """Import a GGUF where it lies (no copy; remembered in installed.json, as
@@ -624,8 +682,11 @@ class ModelsView(QWidget):
         self.downloads.cancel(ref)
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
+        # Where it runs belongs to the load (an answer's line leaves it out: not stored).
+        where = f" · {placement_text(report.placement)}" if report.placement is not None else ""
         self.table_model.set_status(
-            model_id, self.tr("loaded") + f" · ctx {report.context_length} · {report.load_s:.1f} s"
+            model_id,
+            self.tr("loaded") + f"{where} · ctx {report.context_length} · {report.load_s:.1f} s",
         )
 
     def _load_failed(self, model_id: str, message: str) -> None:

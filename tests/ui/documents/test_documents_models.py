@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QDialogButtonBox
 
 from desktop.base.config import NoPolicy
 from desktop.root.context import AppContext, build_context
@@ -59,7 +60,7 @@ def test_the_dialog_offers_imported_models_and_marks_catalog_ones_to_download(
     assert imported in offered and "not downloaded" not in offered[imported]
     assert "not downloaded" in offered[BGE_ID] and "not downloaded" in offered["bge-m3"]
     assert not any("tiny-chat" in ref for ref in offered)
-    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     # The settings' default is not on disk and another embedding model is: that one is
     # preselected (issue 24, item 6), the default is offered after it.
     assert dialog.model.currentData().ref == imported
@@ -179,7 +180,7 @@ def test_offline_with_no_embedding_model_the_screen_promises_no_download(
     win.close()
 
 
-def test_offline_the_download_is_refused_and_nothing_is_created(
+def test_offline_the_download_is_offered_disabled_saying_why_and_nothing_is_created(
     qtbot, bge_hub: FakeHub, folder: Path
 ) -> None:
     win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
@@ -187,11 +188,19 @@ def test_offline_the_download_is_refused_and_nothing_is_created(
     view = win.documents
     assert view.add("handbook", [folder]) is None  # the default model is not downloaded
     win.show_page("documents")
-    view.download_button.click()
-    # Said where the user clicked (the Models screen is not in view).
-    assert "offline" in view.status.text().lower()
+    # Said before any click, with the remedy for what made it offline (here --offline).
+    assert not view.download_button.isHidden() and not view.download_button.isEnabled()
+    assert "--offline" in view.download_button.toolTip()
+    assert "--offline" in view.status.text() and "Download it" not in view.status.text()
+    assert view.download_offered() is None  # pressed all the same: refused, said the same
+    assert "--offline" in view.status.text()
     assert bge_hub.downloads() == [] and view.names() == []
-    assert view.download_button.isEnabled()  # can try again once online
+    dialog = view.new_collection_dialog()  # a model to download cannot be picked to create
+    qtbot.addWidget(dialog)
+    dialog.name.setText("notes")
+    assert dialog.select(BGE_ID)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled() and "--offline" in dialog.note.text()
     win.close()
 
 

@@ -93,7 +93,8 @@ def test_hub_search_lists_quants_and_downloads_one(
     ]
     assert len(rows) == 1
     row = rows[0]
-    assert row.name == OTHER_FILE and row.installed
+    # Named as every model is, by the id it is used by: no ".gguf" (as in the chat).
+    assert row.name == row.id == OTHER_FILE.removesuffix(".gguf") and row.installed
     assert win.chat.model_box.findData(row.id) >= 0
     win.close()
 

@@ -96,7 +96,11 @@ def test_context_length_steps_in_sensible_values(qtbot, window: MainWindow) -> N
 
 
 def test_offline_refusals_speak_the_windows_language(qtbot, edgedesk_home: Path, hub) -> None:
-    win = MainWindow(build_context(policy=NoPolicy(), cli_settings={"offline": True}))
+    # Offline ticked in Settings: the remedy is there (each other cause has its own,
+    # tests/ui/models/test_offline_buttons.py).
+    (edgedesk_home / "config").mkdir(parents=True, exist_ok=True)
+    (edgedesk_home / "config" / "settings.toml").write_text("offline = true\n", encoding="utf-8")
+    win = MainWindow(build_context(policy=NoPolicy()))
     qtbot.addWidget(win)
     wait_listed(qtbot, win)
     with qtbot.waitSignal(win.models.error, timeout=5000) as error:

@@ -1,0 +1,33 @@
+"""A model without a chat template, asked in the window: the error says what to do there,
+with no command-line flag in it (the window walk found "… or use --raw for plain text
+completion", which only ``edgedesk run`` has)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.root.context import AppContext
+from desktop.ui.shell.main_window import MainWindow
+
+pytestmark = pytest.mark.qt
+
+
+def test_a_model_without_a_template_fails_in_the_window_without_a_cli_flag(
+    qtbot, context: AppContext, tiny_chat_no_template: Path
+) -> None:
+    win = MainWindow(context)
+    qtbot.addWidget(win)
+    win.show()
+    model_id = win.models.import_file(tiny_chat_no_template)
+    win.use_model(model_id)
+    chat = win.chat
+    chat.input.setPlainText("hello")
+    with qtbot.waitSignal(chat.error, timeout=30_000) as failed:
+        chat.send()
+    message = failed.args[0]
+    assert "no chat template" in message and "models.toml" in message
+    assert "--raw" not in message
+    assert chat.notice.text() == message  # said above the message box
+    win.close()
