@@ -18,7 +18,7 @@ from desktop.base.errors import EdgeDeskError
 from desktop.chat._conversation import Conversation, ToolStep, Turn, tools_switch
 from desktop.chat._grounding import cite, stored_sources
 from desktop.chat._parameters import Sampling
-from desktop.engine import Delta, Role, Usage
+from desktop.engine import Delta, Placement, Role, Usage
 from desktop.store import ChatMessage, ChatStore, version_dict, version_message
 
 
@@ -32,7 +32,9 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
         params = turn.parameters if turn.parameters is not None else chat.answer_settings()
         model = turn.model if turn.model is not None else chat.model
     usage = turn.usage
-    timings = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
+    timings: dict[str, object] = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
+    if turn.placement is not None:  # so a reopened answer says where it ran, as when new
+        timings["placement"] = _placement_json(turn.placement)
     return ChatMessage(
         role=turn.role,
         content=turn.content,
@@ -52,6 +54,33 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     )
 
 
+def _placement_json(placement: Placement) -> dict[str, object]:
+    return {
+        "layers_total": placement.layers_total,
+        "layers_offloaded": placement.layers_offloaded,
+        "devices": list(placement.devices),
+        "experts_in_ram": placement.experts_in_ram,
+    }
+
+
+def _placement_of(value: object) -> Placement | None:
+    """The stored placement back; None for an answer saved without one, or a damaged one
+    (an imported export is untrusted JSON)."""
+    if not isinstance(value, dict):
+        return None
+    devices = value.get("devices", [])
+    numbers = [value.get(k, 0) for k in ("layers_total", "layers_offloaded", "experts_in_ram")]
+    if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+        return None
+    return Placement(numbers[0], numbers[1], tuple(devices), numbers[2])
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def _to_turn(message: ChatMessage) -> Turn:
     usage = None
     if message.completion_tokens is not None:
@@ -62,7 +91,7 @@ def _to_turn(message: ChatMessage) -> Turn:
         message.content,
         message.reasoning or "",
         usage,
-        float(message.timings.get("tokens_per_s", 0.0)),
+        _number(message.timings.get("tokens_per_s")),
         message.finish_reason,
         message.error,
         sources=list(message.sources),
@@ -70,6 +99,7 @@ def _to_turn(message: ChatMessage) -> Turn:
         attachments=list(message.attachments),
         model=message.model if role == "assistant" else None,
         parameters=dict(message.parameters) if role == "assistant" else None,
+        placement=_placement_of(message.timings.get("placement")),
     )
     versions = [version_message(v) for v in message.versions]
     turn.versions = [_to_turn(v) for v in versions if v is not None]
@@ -180,6 +210,7 @@ class ChatSaver:
             version=len(versions),
             model=made_by.model if made_by is not None else None,
             parameters=made_by.parameters if made_by is not None else None,
+            placement=final.placement,
         )
         self.store.add_message(chat.store_id, _to_message(turn, chat))
         chat.synced += 1

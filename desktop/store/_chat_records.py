@@ -63,7 +63,9 @@ class ChatMessage:
     parameters: dict[str, object] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    timings: dict[str, float] = field(default_factory=dict)
+    # How it was made: ``tokens_per_s``, and ``placement`` (where a local model ran: its
+    # layers, devices, experts in RAM), plain JSON.
+    timings: dict[str, object] = field(default_factory=dict)
     created: float | None = None  # None: now
     id: int | None = None  # set when read back
     sources: tuple[Source, ...] = ()  # what a grounded answer was given, and cited

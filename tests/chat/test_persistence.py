@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from desktop.base.config import Paths
 from desktop.chat import ChatSaver, Conversation, Turn
-from desktop.engine._types import Delta, Usage
+from desktop.engine._types import Delta, Placement, Usage
 from desktop.retrieval._search import Hit
+from desktop.store._chat_records import ChatMessage
 from desktop.store._chats import ChatStore
 
 HIT = Hit(1, "docs", "/docs/report.pdf", 2, 3, 9, "Walruses eat clams.", 1.0)
@@ -80,3 +81,25 @@ def test_the_think_switch_is_saved_with_the_chat_and_read_back() -> None:
 
     again = ChatSaver(ChatStore(Paths.from_env().database))
     assert [c.think for c in again.load_all()] == [False, False]
+
+
+def test_where_an_answer_ran_is_saved_with_it_and_a_damaged_record_reads_as_none() -> None:
+    store = ChatStore(Paths.from_env().database)
+    saver = ChatSaver(store)
+    chat = Conversation(model="m")
+    chat.turns.append(Turn("user", "hi"))
+    saver.sync(chat, 1)
+    placed = Placement(49, 40, ("CUDA0 (RTX 4070)",), experts_in_ram=12)
+    saver.save_answer(chat, Delta(finish_reason="stop", usage=Usage(5, 3), placement=placed), "yo", "")
+    chat.turns.append(Turn("assistant", "yo"))
+    saver.save_answer(chat, Delta(finish_reason="stop", usage=Usage(5, 3)), "remote", "")
+    [conv] = store.list_conversations()
+    # An imported export is untrusted JSON: a bad placement reads as none, never a crash.
+    damaged = ChatMessage("assistant", "old", timings={"placement": {"layers_total": "x"}})
+    store.add_message(conv.id, damaged)
+    store.close()
+
+    again = ChatSaver(ChatStore(Paths.from_env().database))
+    [stored] = again.load_all()
+    again.load_turns(stored)
+    assert [t.placement for t in stored.turns[1:]] == [placed, None, None]

@@ -1,10 +1,10 @@
-"""The line under an answer (tokens, speed, how it ended), in the window's language.
+"""The line under an answer (tokens, speed, where it ran, how it ended), in the
+window's language.
 
 Only what is saved with the answer is shown, so an answer reopened after a restart reads
-exactly as it did when new: where the model ran (``Turn.placement``, "CPU only") is
-not stored with a message, so it is left out here (the CLI's ``run --stats`` and the
-server's start-up line still say it). Shared by the bubbles (``message``) and their
-tests; window's thread only (it reads Qt's translators).
+exactly as it did when new (where a local model ran is saved with the answer's timings).
+Shared by the bubbles (``message``) and their tests; window's thread only (it reads Qt's
+translators).
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 
 from desktop.chat import Turn
+from desktop.ui.common.core_text import placement_text
 
 MIN_TOKENS_FOR_SPEED = 4  # fewer tokens: no speed is shown under the answer
 
 
 def footer_text(turn: Turn) -> str:
-    """Token counts and speed under an answer; says when it was stopped or cut short
-    (never where it ran: that is not stored, and a reopened answer would lose it).
+    """Token counts, speed and where the model ran under an answer; says when it was
+    stopped or cut short.
 
     In the language of the window (on its thread only: Qt translators).
     """
@@ -39,6 +40,8 @@ def footer_text(turn: Turn) -> str:
                 "%1", f"{turn.tokens_per_s:.1f}"
             )
         )
+    if turn.placement is not None:
+        parts.append(placement_text(turn.placement))
     if turn.finish_reason == "cancelled":
         parts.append(QCoreApplication.translate("AnswerFooter", "stopped"))
     elif turn.finish_reason == "length":

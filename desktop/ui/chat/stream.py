@@ -81,7 +81,7 @@ class StreamingAnswer(QObject):
         turn.usage = chunk.usage
         turn.tokens_per_s = chunk.tokens_per_s
         turn.finish_reason = chunk.finish_reason
-        turn.placement = chunk.placement  # where a local model ran (not shown: not stored)
+        turn.placement = chunk.placement  # where a local model ran, for the footer
         cite(turn)  # [n] in the answer -> the files, pages and lines they point to
 
     def _render(self) -> None:

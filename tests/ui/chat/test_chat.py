@@ -33,8 +33,7 @@ def test_send_streams_the_answer_and_shows_its_statistics(qtbot, window: MainWin
     last = chat._bubbles[-1]
     assert last.shown_markdown == turn.content
     assert "600 tokens" in last.footer.text() and "tok/s" in last.footer.text()
-    # Not where it ran: that is not stored, so the same answer reopened could not say it.
-    assert "CPU only" not in last.footer.text()
+    assert " · CPU only · " in last.footer.text()  # where it ran: this CPU build of llama.cpp
     assert chat.chats.data(chat.chats.index(0)) == "hello"  # titled from the question
     assert chat.send_button.isEnabled() and not chat.stop_button.isEnabled()
 
