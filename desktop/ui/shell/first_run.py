@@ -194,6 +194,13 @@ class FirstRunDialog(TextFitDialog):
             self.tr("Recommended: ") + f"<b>{row.name}</b> "
             f"({row.recommended_quant}, {human_size(row.size_bytes)}) — " + verdict_text(row.fit),
         )
+        # Offline or downloads off: the button would only refuse after a click; it is
+        # off, and says why and where to undo it (importing a file still works).
+        refusal = self._models.download_refusal()
+        self.start_button.setEnabled(refusal is None)
+        self.start_button.setToolTip(refusal or "")
+        if refusal is not None:
+            self.say(self.status, refusal)
 
     def start(self) -> None:
         """Download the recommended model (resumes if a previous try was paused)."""

@@ -44,6 +44,7 @@ from desktop.ui.chat.view import ChatView
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.fonts import font_warning
 from desktop.ui.common.look import apply_theme, icon, resolve_theme
+from desktop.ui.common.net_mode import offline_text
 from desktop.ui.common.text_fit import ElidedLabel
 from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.documents.view import DocumentsView
@@ -330,9 +331,8 @@ class MainWindow(QMainWindow):
         self.offline_status.setText(self.tr("● Offline mode") if offline else "")
         self.offline_status.setVisible(offline)
         self.offline_status.setStyleSheet("color: #c98a12;")  # the dot in amber
-        self.offline_status.setToolTip(
-            self.tr("No network connection will be made (Settings: Network)") if offline else ""
-        )
+        # Why, and where to undo it: Settings, EDGEDESK_OFFLINE, --offline or the policy.
+        self.offline_status.setToolTip(offline_text(self.context.effective) or "")
 
     def _is_chat_model(self, model_id: str) -> bool:
         """Whether ``model_id`` is a chat model (not an embedding or reranking one); asked

@@ -161,3 +161,24 @@ def test_importing_an_embedding_model_in_the_welcome_says_it_cannot_chat(
     assert win.chat.current is None or win.chat.current.model != embedding.args[0]
     dialog.skip()
     win.close()
+
+
+def test_offline_the_welcome_offers_import_not_a_download_it_cannot_make(
+    qtbot, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # IT's deployment sets EDGEDESK_OFFLINE: "Download and start" would only refuse after
+    # a click, so it is off, says why in the welcome, and Import stays.
+    monkeypatch.setenv("EDGEDESK_OFFLINE", "1")
+    win = _window(qtbot)
+    dialog = win.maybe_first_run()
+    assert isinstance(dialog, FirstRunDialog) and dialog.recommended is not None
+    assert not dialog.start_button.isEnabled()
+    why = dialog.start_button.toolTip()
+    assert "EDGEDESK_OFFLINE" in why and "Untick" not in why
+    assert dialog.status.text() == why
+    assert dialog.import_button.isEnabled()
+    # The status bar's Offline mark names the same cause, not Settings.
+    assert "EDGEDESK_OFFLINE" in win.offline_status.toolTip()
+    assert hub.downloads() == []
+    dialog.reject()
+    win.close()
