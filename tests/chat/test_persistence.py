@@ -90,7 +90,9 @@ def test_where_an_answer_ran_is_saved_with_it_and_a_damaged_record_reads_as_none
     chat.turns.append(Turn("user", "hi"))
     saver.sync(chat, 1)
     placed = Placement(49, 40, ("CUDA0 (RTX 4070)",), experts_in_ram=12)
-    saver.save_answer(chat, Delta(finish_reason="stop", usage=Usage(5, 3), placement=placed), "yo", "")
+    saver.save_answer(
+        chat, Delta(finish_reason="stop", usage=Usage(5, 3), placement=placed), "yo", ""
+    )
     chat.turns.append(Turn("assistant", "yo"))
     saver.save_answer(chat, Delta(finish_reason="stop", usage=Usage(5, 3)), "remote", "")
     [conv] = store.list_conversations()
