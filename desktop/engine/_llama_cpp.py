@@ -24,11 +24,14 @@ token: on the Moonlight-16B-A3B shape (2 Zen 4 cores, nothing else running) a wo
 llama-server 15.9-16.1 (issue 47, docs/benchmarks.md). 3,000 keeps nearly all of that
 and stays stable on a busy machine.
 
-In-process (``engine.worker_process = false``) libgomp cuts every spin to
-``min(100, GOMP_SPINCOUNT)`` while it manages more threads than the process may use
-cores (the model loads on one thread and decodes on another, each with its pool, is our
-reading), so there the setting changes little. ``OMP_WAIT_POLICY=PASSIVE`` chooses the
-busy machine; ``GOMP_SPINCOUNT=`` (empty) libgomp's own default.
+libgomp cuts every spin to ``min(100, GOMP_SPINCOUNT)`` while it manages more threads
+than the process may use cores, and it keeps a pool of threads for every thread that
+has run a parallel region until that thread ends. So an engine computes on one thread
+that lives on, its decode loop's; the load's warm-up decode and the vision projector's
+encodes run on threads that end with them (``_native.on_a_passing_thread``). Two
+models in one process (``engine.worker_process = false``) still keep two pools.
+``OMP_WAIT_POLICY=PASSIVE`` chooses the busy machine; ``GOMP_SPINCOUNT=`` (empty)
+libgomp's own default.
 
 **The exit hook.** llama-cpp-python opens two ``/dev/null`` files when imported and
 never closes them; ``_close_llama_cpp_null_files`` does, at exit.

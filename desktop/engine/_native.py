@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from desktop.base.defaults import DEFAULT_PARALLEL, DEFAULT_STATE_CACHE_BYTES, physical_cores
 from desktop.base.errors import ModelLoadError
@@ -23,6 +23,7 @@ from desktop.engine._offload import ExpertOverrides
 # in micro-batches of 512.
 DEFAULT_N_BATCH = 2048
 DEFAULT_N_UBATCH = 512
+T = TypeVar("T")  # what work on a passing thread returns
 
 
 @functools.cache
@@ -207,20 +208,32 @@ class BatchWorker:
 
 
 def warm_up(ctx: Any, vocab: Any, name: str) -> None:
-    """One real decode now, as llama-server does, so a lack of memory fails the load."""
+    """One real decode now, as llama-server does, so a lack of memory fails the load.
+
+    It runs on a thread of its own that ends with it (``on_a_passing_thread``): the
+    thread that decodes first keeps an OpenMP pool for as long as it lives, and a second
+    pool in the process (the decode loop's) makes libgomp cut every spin at ggml's
+    per-operation barriers to 100 while it manages more threads than there are cores, so
+    every token then waits for futex wake-ups (Moonlight-16B-A3B shape, 2 Zen 4 cores:
+    64 against 78-80 ms a token; docs/benchmarks.md, "Session 17").
+    """
     bos = int(llama_cpp.llama_vocab_bos(vocab))
     token = bos if bos >= 0 else 0
-    batch = llama_cpp.llama_batch_init(1, 0, 1)
-    try:
-        batch.n_tokens = 1
-        batch.token[0] = token
-        batch.pos[0] = 0
-        batch.n_seq_id[0] = 1
-        batch.seq_id[0][0] = 0
-        batch.logits[0] = 1
-        code = llama_cpp.llama_decode(ctx, batch)
-    finally:
-        llama_cpp.llama_batch_free(batch)
+
+    def decode() -> int:
+        batch = llama_cpp.llama_batch_init(1, 0, 1)
+        try:
+            batch.n_tokens = 1
+            batch.token[0] = token
+            batch.pos[0] = 0
+            batch.n_seq_id[0] = 1
+            batch.seq_id[0][0] = 0
+            batch.logits[0] = 1
+            return int(llama_cpp.llama_decode(ctx, batch))
+        finally:
+            llama_cpp.llama_batch_free(batch)
+
+    code = on_a_passing_thread(decode, "edgedesk-warm-up")
     memory = llama_cpp.llama_get_memory(ctx)
     if memory is not None:
         llama_cpp.llama_memory_clear(memory, True)
@@ -228,3 +241,29 @@ def warm_up(ctx: Any, vocab: Any, name: str) -> None:
         raise ModelLoadError(
             f"llama.cpp could not run {name} (decode code {code}); there may not be enough memory"
         )
+
+
+def on_a_passing_thread(work: Callable[[], T], name: str) -> T:
+    """``work()`` on a new thread that ends with it: its result, or its exception raised here.
+
+    For llama.cpp work outside the one thread that computes for an engine (its decode
+    loop): libgomp keeps a pool of worker threads for each thread that has run a parallel
+    region, until that thread ends, and while it manages more threads than the process
+    may use cores it cuts its spin to 100 before sleeping (see ``warm_up``). A thread
+    that ends takes its pool with it.
+    """
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as exc:  # handed to the caller as is
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return done[0]

@@ -29,7 +29,6 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 from desktop.base.errors import ImageRejected, InvalidRequest, ModelLoadError
 from desktop.engine._images import HARD_LIMITS, inspect_image
 from desktop.engine._llama_cpp import llama_cpp, mtmd
+from desktop.engine._native import on_a_passing_thread
 from desktop.engine._types import MEDIA_MARKER, Image, Message
 
 EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024  # encoded pictures kept for the next turn
@@ -95,9 +95,10 @@ class Projector:
     """An mtmd context for one loaded model.
 
     Threads: ``tokenize`` and ``encode`` from any thread (tokenize serialised here,
-    encodes run one at a time on the projector's own thread, started here and stopped by
-    ``close``); ``decode`` only on the decode loop thread; ``close`` once, after the loop
-    stopped.
+    encodes run one at a time, each on a thread of its own that ends with it: a thread
+    kept for encodes would keep an OpenMP pool beside the decode loop's, and libgomp then
+    cuts every spin of the loop's decodes short; ``_native.on_a_passing_thread``);
+    ``decode`` only on the decode loop thread; ``close`` once, after the loop stopped.
     """
 
     def __init__(
@@ -126,10 +127,13 @@ class Projector:
         self._cache: OrderedDict[str, Any] = OrderedDict()  # sha256 -> embeddings
         self._cache_bytes = cache_bytes
         self.encodes = 0  # images actually encoded (not found in the cache)
-        # One encoder thread at normal priority, one below (for encodes beside text).
-        self._encoders: dict[bool, ThreadPoolExecutor] = {}
-        self._nice = ENCODER_NICE
-        ctx = mtmd.mtmd_init_from_file(str(path).encode(), model, params)
+        self._nice = ENCODER_NICE  # how much lower an encode beside text runs
+        # Its warm-up encode too runs on a passing thread, not the loading one (which may
+        # live on, in-process, and would keep a pool of its own).
+        ctx = on_a_passing_thread(
+            lambda: mtmd.mtmd_init_from_file(str(path).encode(), model, params),
+            "edgedesk-vision-load",
+        )
         if not ctx:
             raise ModelLoadError(
                 f"llama.cpp could not load the vision projector "
@@ -264,16 +268,13 @@ class Projector:
         other requests are generating. Raises ImageRejected if it fails."""
         if piece.embeddings is not None:
             return
-        with self._lock:
-            encoder = self._encoders.get(background)
-            if encoder is None:
-                encoder = self._encoders[background] = ThreadPoolExecutor(
-                    1,
-                    thread_name_prefix="edgedesk-vision",
-                    initializer=_lower_priority,
-                    initargs=(self._nice if background else 0,),
-                )
-        encoder.submit(self._encode, piece).result()
+        step = self._nice if background else 0
+
+        def run() -> None:
+            _lower_priority(step)  # this thread and the OpenMP threads it starts
+            self._encode(piece)
+
+        on_a_passing_thread(run, "edgedesk-vision")
 
     def _encode(self, piece: ImageTokens) -> None:
         with self._lock:
@@ -327,11 +328,7 @@ class Projector:
         )
 
     def close(self) -> None:
-        """Stop the encoder thread and free the projector's memory (after the decode loop
-        stopped)."""
-        for encoder in self._encoders.values():
-            encoder.shutdown(wait=True)
-        self._encoders.clear()
+        """Free the projector's memory (after the decode loop stopped, no encode running)."""
         if self._ctx:
             mtmd.mtmd_free(self._ctx)
             self._ctx = None

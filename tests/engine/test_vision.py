@@ -33,6 +33,7 @@ from desktop.engine._types import (
     Message,
     ModelSpec,
 )
+from desktop.engine._vision import ImageTokens
 from tests.conftest import wait_until
 from tests.engine.loop_gate import LoopGate, together
 from tests.fixtures.tiny_gguf import write_tiny_mrope_projector, write_tiny_qwen2vl
@@ -296,8 +297,18 @@ def test_m_rope_images_take_fewer_positions_than_tokens(mrope_engine: LlamaEngin
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 def test_pictures_beside_generating_requests_encode_at_lower_priority(
-    engine: LlamaEngine, gate: LoopGate
+    engine: LlamaEngine, gate: LoopGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    projector = engine._projector
+    assert projector is not None
+    niced: list[int] = []  # the encoding thread's priority, read while it encodes
+    real = projector._encode
+
+    def spy(piece: ImageTokens) -> None:
+        niced.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        real(piece)
+
+    monkeypatch.setattr(projector, "_encode", spy)
     texts = [[Message("user", "hello world")], [Message("user", "the dog is")]]
     gate.hold()  # the text requests hold slots while the picture is encoded
     threads = [threading.Thread(target=run, args=(engine, m)) for m in texts]
@@ -319,13 +330,11 @@ def test_pictures_beside_generating_requests_encode_at_lower_priority(
         gate.release()
     for thread in [*threads, picture]:
         thread.join()
-    niced = [
-        os.getpriority(os.PRIO_PROCESS, t.native_id or 0)
-        for t in threading.enumerate()
-        if t.name.startswith("edgedesk-vision")
-    ]
     # 10 nicer than the process, as far as the OS goes (19: a suite run under nice 19).
-    assert max(niced) == min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
+    assert niced and max(niced) == min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
+    # The encoding thread ended with its encode: no thread of it (nor its OpenMP pool,
+    # which would slow the decode loop's every token) is left.
+    assert not [t for t in threading.enumerate() if t.name.startswith("edgedesk-vision")]
 
 
 def test_a_picture_the_template_leaves_out_is_a_clear_error(
