@@ -28,8 +28,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+def _threads() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
 
 
 def test_a_model_loaded_on_a_thread_that_lives_on_leaves_it_no_pool(tiny_chat: Path) -> None:
@@ -49,10 +49,12 @@ def test_a_model_loaded_on_a_thread_that_lives_on_leaves_it_no_pool(tiny_chat: P
         engine = built[0]
         answer = engine.stream_completion("hello", GenerationParams(max_tokens=4, temperature=0))
         assert list(answer)
-        # The loader, the decode loop and the one worker of the loop's pool (2 threads:
-        # the loop's own and one more); a pool kept by the loader would add its worker.
-        wait_until(lambda: _threads() - before == 3, 10, "the warm-up's pool gone")
-        assert _threads() - before == 3
+        # New since the start: the loader, the decode loop and the one worker of the
+        # loop's pool (2 threads: the loop's own and one more); a pool kept by the loader
+        # would add its worker. (A set, so a thread of another test ending meanwhile
+        # changes nothing.)
+        wait_until(lambda: len(_threads() - before) == 3, 10, "the warm-up's pool gone")
+        assert len(_threads() - before) == 3
     finally:
         finish.set()
         thread.join()
