@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from desktop.store._usage import (
         WINDOW_CLIENT,
         WINDOW_GROUP,
+        WINDOW_ROUTE,
         SeriesPoint,
         UsageGroup,
         UsageRow,
@@ -45,6 +46,7 @@ __all__ = [
     "SEALED_SUFFIX",
     "WINDOW_CLIENT",
     "WINDOW_GROUP",
+    "WINDOW_ROUTE",
     "AtRest",
     "Attachment",
     "ChatMessage",
@@ -114,6 +116,7 @@ _WHERE = {
     "UsageRow": "_usage",
     "UsageStore": "_usage",
     "WINDOW_CLIENT": "_usage",
+    "WINDOW_ROUTE": "_usage",
     "WINDOW_GROUP": "_usage",
     "csv_text": "_usage",
     "percentile": "_usage",

@@ -29,6 +29,7 @@ import numpy as np
 from desktop.store._db import Database
 
 WINDOW_CLIENT = "EdgeDesk"  # the client of the window's own chats
+WINDOW_ROUTE = "window"  # their route: not requests to the server
 ROLLUP_AFTER_S = 7 * 86_400.0  # single rows are kept a week, then summed by the hour
 DEFAULT_RETENTION_DAYS = 90
 GROUPINGS = ("key", "model", "client", "day", "route")
@@ -67,7 +68,9 @@ WINDOW_GROUP = "(window)"  # by key: the window's own chats ("-": requests witho
 _GROUP_SQL: dict[str, str] = {
     # The window's own chats have no key either, but are not "no key" requests to the
     # server: they are a group of their own (WINDOW_GROUP).
-    "key": f"coalesce(key_name, CASE route WHEN 'window' THEN '{WINDOW_GROUP}' ELSE '-' END)",
+    "key": (
+        f"coalesce(key_name, CASE route WHEN '{WINDOW_ROUTE}' THEN '{WINDOW_GROUP}' ELSE '-' END)"
+    ),
     "model": "coalesce(model, '-')",
     "client": "client",
     "route": "route",

@@ -28,7 +28,7 @@ from desktop.chat import (
     ToolStep,
 )
 from desktop.engine import Delta
-from desktop.store import WINDOW_CLIENT, UsageRow
+from desktop.store import WINDOW_CLIENT, WINDOW_ROUTE, UsageRow
 from desktop.ui.common.error_text import error_text
 
 # Coalesce streamed tokens into one signal per interval: a fast model yields thousands
@@ -183,7 +183,7 @@ class GenerationWorker(Worker):
                 key_name=None,
                 client=WINDOW_CLIENT,
                 model=self._pending.chat.model,
-                route="window",
+                route=WINDOW_ROUTE,
                 status=500 if error is not None else 200,
                 error_code=str(code or type(error).__name__) if error is not None else None,
                 prompt_tokens=usage.prompt_tokens if usage else 0,

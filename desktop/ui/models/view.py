@@ -682,7 +682,7 @@ class ModelsView(QWidget):
         self.downloads.cancel(ref)
 
     def _loaded(self, model_id: str, report: LoadReport) -> None:
-        # Where it runs belongs to the load (an answer's line leaves it out: not stored).
+        # Where it runs, said at the load too (and under each answer it writes).
         where = f" · {placement_text(report.placement)}" if report.placement is not None else ""
         self.table_model.set_status(
             model_id,

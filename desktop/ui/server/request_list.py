@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 LOG_LINES = 500  # the list keeps the last requests only; the file keeps them all
 HISTORY_LINES = 200  # of earlier runs, read from the usage store when first shown
-WINDOW_ROUTE = "window"  # the usage rows of the window's own chats: not API requests
 RETIME_MS = 30_000
 
 

@@ -33,6 +33,7 @@ from desktop.server import AccessRecord, KeyInfo, KeyStore
 from desktop.server import client_setups as setups
 from desktop.server import python_openai_setup as python_openai
 from desktop.server import setup_with_context as with_context
+from desktop.store import WINDOW_ROUTE
 from desktop.ui.common.clipboard import copy_text
 from desktop.ui.common.error_text import error_text
 from desktop.ui.common.text_fit import FitLabel
@@ -40,7 +41,7 @@ from desktop.ui.common.workers import TaskWorker, WorkerPool
 from desktop.ui.server.key_rows import key_row
 from desktop.ui.server.key_scope import KeyScopeDialog, ScopeChoice
 from desktop.ui.server.port_field import PortField, free_port_after, port_free
-from desktop.ui.server.request_list import HISTORY_LINES, WINDOW_ROUTE, RequestList
+from desktop.ui.server.request_list import HISTORY_LINES, RequestList
 
 if TYPE_CHECKING:
     from desktop.base.config import EffectiveSettings, Settings
