@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from desktop.base.audit import Auditor, NoAudit
 from desktop.base.errors import EdgeDeskError
 from desktop.chat._conversation import Conversation, ToolStep, Turn, tools_switch
@@ -34,7 +36,7 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     usage = turn.usage
     timings: dict[str, object] = {"tokens_per_s": turn.tokens_per_s} if turn.tokens_per_s else {}
     if turn.placement is not None:  # so a reopened answer says where it ran, as when new
-        timings["placement"] = _placement_json(turn.placement)
+        timings["placement"] = msgspec.to_builtins(turn.placement)
     return ChatMessage(
         role=turn.role,
         content=turn.content,
@@ -54,27 +56,15 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     )
 
 
-def _placement_json(placement: Placement) -> dict[str, object]:
-    return {
-        "layers_total": placement.layers_total,
-        "layers_offloaded": placement.layers_offloaded,
-        "devices": list(placement.devices),
-        "experts_in_ram": placement.experts_in_ram,
-    }
-
-
 def _placement_of(value: object) -> Placement | None:
     """The stored placement back; None for an answer saved without one, or a damaged one
     (an imported export is untrusted JSON)."""
-    if not isinstance(value, dict):
+    if value is None:
         return None
-    devices = value.get("devices", [])
-    numbers = [value.get(k, 0) for k in ("layers_total", "layers_offloaded", "experts_in_ram")]
-    if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
+    try:
+        return msgspec.convert(value, Placement)
+    except msgspec.ValidationError:
         return None
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
-        return None
-    return Placement(numbers[0], numbers[1], tuple(devices), numbers[2])
 
 
 def _number(value: object) -> float:
