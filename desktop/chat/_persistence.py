@@ -56,15 +56,23 @@ def _to_message(turn: Turn, chat: Conversation) -> ChatMessage:
     )
 
 
+MAX_DEVICES = 16  # a stored placement naming more GPUs than this is damaged
+
+
 def _placement_of(value: object) -> Placement | None:
     """The stored placement back; None for an answer saved without one, or a damaged one
     (an imported export is untrusted JSON)."""
     if value is None:
         return None
     try:
-        return msgspec.convert(value, Placement)
+        placed = msgspec.convert(value, Placement)
     except msgspec.ValidationError:
         return None
+    counts = (placed.layers_total, placed.layers_offloaded, placed.experts_in_ram)
+    # An export crafted with 100,000 devices would be one line of megabytes under an answer.
+    if min(counts) < 0 or len(placed.devices) > MAX_DEVICES:
+        return None
+    return placed
 
 
 def _number(value: object) -> float:

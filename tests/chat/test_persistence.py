@@ -97,11 +97,17 @@ def test_where_an_answer_ran_is_saved_with_it_and_a_damaged_record_reads_as_none
     saver.save_answer(chat, Delta(finish_reason="stop", usage=Usage(5, 3)), "remote", "")
     [conv] = store.list_conversations()
     # An imported export is untrusted JSON: a bad placement reads as none, never a crash.
-    damaged = ChatMessage("assistant", "old", timings={"placement": {"layers_total": "x"}})
-    store.add_message(conv.id, damaged)
+    damaged: list[object] = [
+        {"layers_total": "x"},
+        {"layers_total": -5},
+        {"layers_total": 3, "devices": ["GPU"] * 100_000},  # a megabyte line under it
+        "CPU only",
+    ]
+    for value in damaged:
+        store.add_message(conv.id, ChatMessage("assistant", "old", timings={"placement": value}))
     store.close()
 
     again = ChatSaver(ChatStore(Paths.from_env().database))
     [stored] = again.load_all()
     again.load_turns(stored)
-    assert [t.placement for t in stored.turns[1:]] == [placed, None, None]
+    assert [t.placement for t in stored.turns[1:]] == [placed, None] + [None] * len(damaged)
