@@ -7,16 +7,17 @@ step; finished, cancelled and abandoned ones leave at the start of a step.
 
 The slots share one KV cache of ``n_ctx`` cells (unified): one request may use all of
 it. A request is admitted only when its prompt fits beside the running ones (idle
-slots' kept prefixes are copied to RAM and dropped to make room, and before any long
-prompt is read: COLD_PROMPT_TOKENS); otherwise it waits
+slots' kept prefixes are copied to RAM and dropped to make room, and before any request
+is read, or a sliding-window model's long one: COLD_PROMPT_TOKENS); otherwise it waits
 for them to finish. When generating slots fill the cache, the one holding the most
 cells ends with ``length``. So a full cache defers or shortens, never hangs or fails.
 
 A new request whose prompt starts as another slot's conversation does (a chat template's
 header, an IDE's or agent's system prompt) shares that slot's cells for the common start
 instead of reading it again (``_borrow``): in one unified cache a cell can belong to
-several sequences, so sharing costs neither compute nor memory, and the other
-conversation stays where it is. Cells are counted once per slot holding them, so the
+several sequences, so sharing costs neither compute nor memory. An idle lender then
+moves to the RAM cache like any idle conversation; the cells it lent stay with the
+borrower. Cells are counted once per slot holding them, so the
 room the loop sees is never more than llama.cpp has.
 """
 
@@ -86,13 +87,16 @@ LOOKUP_ROWS_PER_STEP = 64
 # guessed row costs as much as several prompt tokens (measured in docs/benchmarks.md,
 # "Guesses beside a prompt"), so the decode grows a little, never several times.
 PROMPT_TOKENS_PER_GUESS = 64
-# A prompt with at least this many tokens still to read first moves the other idle
-# slots' conversations out of the KV cache into the RAM cache: in a unified cache each
-# decode's attention spans every cell up to the highest in use, whichever sequence holds
-# it, so an 8k-token prompt read beside one idle 8k conversation took 5% longer, and the
-# more kept conversations, the slower (docs/benchmarks.md, issue 36). llama-server at its
-# defaults clears idle slots for every new task; shorter prompts (an agent's next turn,
-# a chat's follow-up) leave them in place, where their own next turn reuses them at once.
+# Before a request is read, the other idle slots' conversations move out of the KV cache
+# into the RAM cache, as llama-server's defaults do (--cache-idle-slots): in a unified
+# cache each decode's attention spans every cell up to the highest in use, whichever
+# sequence holds it, so an 8k-token prompt read beside one idle 8k conversation took 5%
+# longer (docs/benchmarks.md, issue 36), and a lone stream on the Moonlight shape decoded
+# 63.3 against 61.1 ms a token beside three kept chats (issue 47). A follow-up copies
+# its conversation back (milliseconds). A sliding-window model (``sized`` windows) keeps
+# them in place unless the prompt has at least this many tokens to read: most of its
+# layers attend to their window only, and its copy is as of the prompt's end, so a
+# follow-up would read the last answer again.
 COLD_PROMPT_TOKENS = 1024
 log = logging.getLogger("edgedesk.engine")
 
@@ -323,15 +327,21 @@ class DecodeLoop(BatchWorker):
         self._windows.empty(slot)
 
     def _clear_idle_for(self, slot: Slot, prompt: list[int], reuse: int) -> None:
-        """Before a long prompt is read into ``slot``: the other idle slots' conversations
-        leave the KV cache for RAM (see COLD_PROMPT_TOKENS); a prompt continuing one
-        still in the RAM cache counts only what it adds."""
-        if not self._states.keeps or len(prompt) - reuse < COLD_PROMPT_TOKENS:
-            return  # nowhere to keep them (emptied, they would be lost), or a short read
-        saved = self._states.best(prompt)  # the RAM cache's look-up only for a long one
-        known = max(reuse, saved[1] if saved is not None else 0)
-        if len(prompt) - known < COLD_PROMPT_TOKENS:
+        """Before ``prompt`` is read into ``slot``: the other idle slots' conversations
+        leave the KV cache for RAM (see COLD_PROMPT_TOKENS). For a sliding-window model
+        only before a long read; a prompt continuing one still in the RAM cache counts
+        only what it adds."""
+        if not self._states.keeps or not self._shared_cells:
+            # Nowhere to keep them (emptied, they would be lost), or one stream per slot
+            # (a decode attends to its own only, so moving them would gain nothing).
             return
+        if self._windows.sized:
+            if len(prompt) - reuse < COLD_PROMPT_TOKENS:
+                return
+            saved = self._states.best(prompt)  # the RAM cache's look-up only for a long one
+            known = max(reuse, saved[1] if saved is not None else 0)
+            if len(prompt) - known < COLD_PROMPT_TOKENS:
+                return
         idle = [s for s in self._slots if s is not slot and not s.busy and s.tokens]
         for other in idle:
             self._push_out(other)
@@ -340,7 +350,7 @@ class DecodeLoop(BatchWorker):
                 "slot %d: %d idle conversations moved to RAM before a %d-token prompt",
                 slot.seq,
                 len(idle),
-                len(prompt) - known,
+                len(prompt) - reuse,
             )
 
     def _start(self, slot: Slot, request: Request, reuse: int) -> None:

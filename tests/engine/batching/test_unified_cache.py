@@ -260,12 +260,13 @@ def _held_during(engine: LlamaEngine, gate: LoopGate, prompt: str) -> tuple[list
     return held, done[0][1]
 
 
-def test_a_long_prompt_moves_idle_conversations_to_ram_and_they_come_back(
+def test_idle_conversations_move_to_ram_before_each_request_and_come_back(
     tiny_chat: Path,
 ) -> None:
-    # llama.cpp's attention spans every cell in use, whoever holds it: a long prompt read
-    # beside kept conversations pays for them (issue 36). They move to the RAM cache
-    # first, and their next turn still reuses them; a short prompt leaves them in place.
+    # llama.cpp's attention spans every cell in use, whoever holds it: a request read or
+    # decoded beside kept conversations pays for them (issues 36 and 47). As llama-server
+    # does by default, they move to the RAM cache before any request (short or long) is
+    # read, and their next turn still reuses them.
     gate = LoopGate()
     engine = LlamaEngine(
         tiny_chat, LoadOptions(context_length=4096, parallel=4), model_id="tiny", on_step=gate
@@ -275,12 +276,14 @@ def test_a_long_prompt_moves_idle_conversations_to_ram_and_they_come_back(
         answer, one = _run(engine.stream_completion(first, GREEDY))
         assert one.usage is not None and one.usage.prompt_tokens > 100
 
-        short, _ = _held_during(engine, gate, "short one: " + "the cat sat " * 20)
-        assert max(short) >= one.usage.prompt_tokens  # the conversation stayed in its slot
+        short_held, short = _held_during(engine, gate, "short one: " + "the cat sat " * 5)
+        assert short.usage is not None and short.usage.prompt_tokens < one.usage.prompt_tokens
+        # While the short prompt is read, the cache holds it alone.
+        assert sorted(short_held)[-2] == 0, short_held
+        assert 0 < max(short_held) <= short.usage.prompt_tokens, short_held
 
         long_held, long = _held_during(engine, gate, "long one: " + "desk edge model chat " * 80)
         assert long.usage is not None and long.usage.prompt_tokens > 1024
-        # While it is read, the cache holds the long prompt alone.
         assert sorted(long_held)[-2] == 0 and max(long_held) > 1024, long_held
 
         _, again = _run(engine.stream_completion(first + answer + " and then", GREEDY))
@@ -288,6 +291,26 @@ def test_a_long_prompt_moves_idle_conversations_to_ram_and_they_come_back(
         engine.close()
     assert again.usage is not None
     assert again.usage.cached_tokens >= one.usage.prompt_tokens - 1  # from the RAM cache
+
+
+def test_one_stream_per_slot_keeps_idle_conversations_in_place(tiny_chat: Path) -> None:
+    # With one stream of cells per slot (``kv_unified=False``) a decode attends to its own
+    # stream only: moving the others out would cost a copy and gain nothing.
+    gate = LoopGate()
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=1024, parallel=4, kv_unified=False),
+        model_id="tiny",
+        on_step=gate,
+    )
+    try:
+        first = "agent one: " + "hello world the cat " * 8
+        _, one = _run(engine.stream_completion(first, GREEDY))
+        held, _ = _held_during(engine, gate, "short one: " + "the cat sat " * 5)
+    finally:
+        engine.close()
+    assert one.usage is not None
+    assert max(held) > one.usage.prompt_tokens  # the first conversation stayed in its slot
 
 
 @pytest.mark.slow
