@@ -196,6 +196,8 @@ class ChatCore:
         """Add the question (replacing turn ``replace`` and what followed) and its answer.
 
         ``attachments`` go with the question (None: an edited question keeps its own).
+        The same question again after an error left it unanswered is answered, not added
+        a second time.
         CannotSee, before anything changes, when a picture would reach a model without
         vision: it is refused, never silently dropped; ImageRejected when a picture is
         over ``image_limits`` (or is not one).
@@ -217,6 +219,9 @@ class ChatCore:
                 check_image(item.data, self.image_limits, name=item.name)
         if replace is not None:
             chat.truncate(replace)
+        elif _asked_again(chat, text, attached):
+            # The question an error left unanswered, sent again: answered, not asked twice.
+            return self.begin(chat)
         chat.turns.append(Turn("user", text, attachments=attached))
         chat.name_from_first_message()
         return self.begin(chat)
@@ -659,3 +664,14 @@ class ChatCore:
         turn.finish_reason = final.finish_reason
         cite(turn)
         return turn
+
+
+def _asked_again(chat: Conversation, text: str, attached: Sequence[Attachment]) -> bool:
+    """Whether ``chat`` ends with this very question, still unanswered."""
+    last = chat.turns[-1] if chat.turns else None
+    return (
+        last is not None
+        and last.role == "user"
+        and last.content == text
+        and list(last.attachments) == list(attached)
+    )

@@ -189,6 +189,30 @@ def test_an_error_before_any_word_leaves_the_question_unanswered(
     assert _stored(context) == [("user", "hi")]
 
 
+def test_the_unanswered_question_sent_again_is_answered_not_asked_twice(
+    context: AppContext,
+    fake: Fake,  # noqa: F811
+    memory_keyring: MemoryKeyring,  # noqa: F811
+) -> None:
+    context.remote_registry.add("gpu", fake.url)
+    keyring_set("gpu", "wrong key")  # refused before anything streams
+    core = _core(context)
+    chat = Conversation(model="gpu/echo", max_tokens=8)
+    with pytest.raises(EdgeDeskError):
+        core.run(core.ask(chat, "hi"))
+    fake.key = "wrong key"  # the remote's key is changed to match; the user sends it again
+    answer = core.run(core.ask(chat, "hi"))
+    assert answer.content
+    assert [(t.role, t.content) for t in chat.turns] == [
+        ("user", "hi"),
+        ("assistant", answer.content),
+    ]
+    assert _stored(context) == [("user", "hi"), ("assistant", answer.content)]
+    # Another question after an answered one is a new turn, even with the same words.
+    core.run(core.ask(chat, "hi"))
+    assert [t.role for t in chat.turns] == ["user", "assistant", "user", "assistant"]
+
+
 def test_drive_reports_through_callbacks_and_leaves_the_turn_to_its_view(
     context: AppContext,
 ) -> None:
