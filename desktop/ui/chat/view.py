@@ -645,8 +645,25 @@ class ChatView(QWidget):
             if self._missing and self.notes.can_download:
                 self.notes.offer(chat, self._missing)
                 return
+            self._retry_in_composer(chat)
         self._notify(message)
         self.error.emit(message)
+
+    def _retry_in_composer(self, chat: Conversation) -> None:
+        """Put the question an error left unanswered back in the empty composer, as an
+        edit of it: Send tries again, changed or not, and the chat never holds it twice."""
+        last = len(chat.turns) - 1
+        if (
+            chat is not self.current
+            or self._editing is not None
+            or self.input.toPlainText().strip()
+            or last < 0
+            or chat.turns[last].role != "user"
+        ):
+            return
+        self._editing = last
+        self.input.setPlainText(chat.turns[last].content)
+        self.composer.chips.set_items(chat.turns[last].attachments)
 
     def download_offered(self) -> DownloadWorker | None:
         """Download the embedding model offered; the question is answered once it is in."""
