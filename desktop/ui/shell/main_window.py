@@ -159,6 +159,9 @@ class MainWindow(QMainWindow):
         self._offer_models()
         QShortcut(QKeySequence("Ctrl+N"), self, self._new_chat)
         QShortcut(QKeySequence("Ctrl+,"), self, self.open_settings)
+        # Ctrl+Q (Cmd+Q on macOS) quits for real, never to the tray: from any screen, the
+        # chat's message box included (the window walk found it did nothing).
+        QShortcut(QKeySequence("Ctrl+Q"), self, self.request_quit)
         self._closed = False
         self.first_run: FirstRunDialog | None = None  # the welcome, once offered
         self._first_run_waits = False  # offered before the window was on screen
@@ -707,6 +710,12 @@ class MainWindow(QMainWindow):
         box.finished.connect(answered)
         box.open()
         return box
+
+    def request_quit(self) -> None:
+        """Quit, not to the tray: at once when nothing would stop, else after the box
+        that says what stops (``ask_before_quitting``) is answered Quit."""
+        if self.ask_before_quitting() is None:
+            self.quit_app()
 
     def quit_app(self) -> None:
         """Quit for real (tray menu, SIGINT/SIGTERM): close even if the tray would hide."""

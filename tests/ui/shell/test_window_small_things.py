@@ -122,3 +122,20 @@ def test_a_broken_model_file_is_said_in_the_users_words(
     assert "my-model.gguf" in text and "Download it again" in text
     assert "truncated (" not in text and "struct" not in text
     qtbot.waitUntil(lambda: "my-model.gguf" in window.models.status.text(), timeout=5000)
+
+
+def test_ctrl_q_in_the_message_box_asks_then_quits(qtbot, window: MainWindow) -> None:
+    # The window walk pressed Ctrl+Q while typing a question: nothing happened.
+    chat = window.chat
+    chat.current.max_tokens = 4000  # type: ignore[union-attr]
+    chat.input.setPlainText("Tell me a long story")
+    qtbot.mouseClick(chat.send_button, LEFT)
+    assert chat.is_generating
+    chat.input.setFocus()
+    qtbot.keyClick(chat.input, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    box = window.quit_box
+    assert box is not None and box.isVisible() and window.isVisible()  # asked first
+    assert "answer being written stops" in box.text()
+    quit_button = next(b for b in box.buttons() if b.text() == "&Quit")
+    qtbot.mouseClick(quit_button, LEFT)
+    assert not window.isVisible() and window._closed  # shut down: the answer stopped
