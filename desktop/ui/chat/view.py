@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtGui import QKeyEvent, QShowEvent, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from desktop.base.errors import EdgeDeskError
@@ -663,6 +663,7 @@ class ChatView(QWidget):
             return
         self._editing = last
         self.input.setPlainText(chat.turns[last].content)
+        self.input.moveCursor(QTextCursor.MoveOperation.End)  # typing adds to it
         self.composer.chips.set_items(chat.turns[last].attachments)
 
     def download_offered(self) -> DownloadWorker | None:

@@ -48,6 +48,7 @@ def test_a_question_that_failed_comes_back_to_the_composer_and_is_never_asked_tw
     with qtbot.waitSignals([chat.error, chat.generation_finished], timeout=30_000):
         chat.send()
     assert chat.input.toPlainText() == "hello"  # ready to send again
+    assert chat.input.textCursor().position() == len("hello")  # typing adds to its end
     with qtbot.waitSignals([chat.error, chat.generation_finished], timeout=30_000):
         chat.send()  # the same again
     chat.input.setPlainText("hello, with more words")
