@@ -342,7 +342,15 @@ class DecodeLoop(BatchWorker):
             known = max(reuse, saved[1] if saved is not None else 0)
             if len(prompt) - known < COLD_PROMPT_TOKENS:
                 return
-        idle = [s for s in self._slots if s is not slot and not s.busy and s.tokens]
+        # One the RAM cache cannot hold stays: its next turn would read it all again.
+        idle = [
+            s
+            for s in self._slots
+            if s is not slot
+            and not s.busy
+            and s.tokens
+            and not self._states.would_lose(s.seq, s.tokens)
+        ]
         for other in idle:
             self._push_out(other)
         if idle:

@@ -130,6 +130,17 @@ class StateCache:
         entry.buffer = buffer
         self._bytes += size
 
+    def would_lose(self, seq: int, tokens: Sequence[int]) -> bool:
+        """Whether emptying sequence ``seq`` (holding ``tokens``) would lose a copy worth
+        keeping: ``save`` would not keep it (over the budget), and it is not short."""
+        if len(tokens) < MIN_SAVED_TOKENS:
+            return False  # recomputing it is as cheap as a copy
+        entry = self._entries.get(tuple(tokens))
+        if entry is not None and entry.buffer is not None:
+            return False
+        size = int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
+        return not 0 < size <= self._capacity
+
     def _evict_ram(self, size: int) -> None:
         """Free RAM for ``size`` bytes: least recently used first (a copy on disk stays)."""
         for key in list(self._entries):

@@ -293,6 +293,31 @@ def test_idle_conversations_move_to_ram_before_each_request_and_come_back(
     assert again.usage.cached_tokens >= one.usage.prompt_tokens - 1  # from the RAM cache
 
 
+def test_an_idle_conversation_too_big_for_the_ram_cache_stays_in_its_slot(
+    tiny_chat: Path,
+) -> None:
+    # Moved out, it would be lost (the RAM cache's budget is under its copy), and its
+    # next turn would read it all again: it stays, and that turn reuses it from its slot.
+    gate = LoopGate()
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=4096, parallel=4, state_cache_bytes=4096),
+        model_id="tiny",
+        on_step=gate,
+    )
+    try:
+        first = "agent one: " + "hello world the cat " * 8
+        answer, one = _run(engine.stream_completion(first, GREEDY))
+        assert one.usage is not None
+        held, _ = _held_during(engine, gate, "short one: " + "the cat sat " * 5)
+        assert max(held) >= one.usage.prompt_tokens, held  # still there (the new one is shorter)
+        _, again = _run(engine.stream_completion(first + answer + " and then", GREEDY))
+    finally:
+        engine.close()
+    assert again.usage is not None
+    assert again.usage.cached_tokens >= one.usage.prompt_tokens - 1
+
+
 def test_one_stream_per_slot_keeps_idle_conversations_in_place(tiny_chat: Path) -> None:
     # With one stream of cells per slot (``kv_unified=False``) a decode attends to its own
     # stream only: moving the others out would cost a copy and gain nothing.
