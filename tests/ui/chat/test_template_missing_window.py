@@ -14,14 +14,19 @@ from desktop.ui.shell.main_window import MainWindow
 pytestmark = pytest.mark.qt
 
 
-def test_a_model_without_a_template_fails_in_the_window_without_a_cli_flag(
-    qtbot, context: AppContext, tiny_chat_no_template: Path
-) -> None:
+def _window_with(qtbot, context: AppContext, model: Path) -> MainWindow:
+    """The window shown, with ``model`` imported and chosen for the chat."""
     win = MainWindow(context)
     qtbot.addWidget(win)
     win.show()
-    model_id = win.models.import_file(tiny_chat_no_template)
-    win.use_model(model_id)
+    win.use_model(win.models.import_file(model))
+    return win
+
+
+def test_a_model_without_a_template_fails_in_the_window_without_a_cli_flag(
+    qtbot, context: AppContext, tiny_chat_no_template: Path
+) -> None:
+    win = _window_with(qtbot, context, tiny_chat_no_template)
     chat = win.chat
     chat.input.setPlainText("hello")
     with qtbot.waitSignal(chat.error, timeout=30_000) as failed:
@@ -39,10 +44,7 @@ def test_a_question_that_failed_comes_back_to_the_composer_and_is_never_asked_tw
     # The window walk found a failed question left in the chat with an empty composer:
     # typed again and sent, the chat held it twice (and a strict template then refuses
     # two questions in a row).
-    win = MainWindow(context)
-    qtbot.addWidget(win)
-    win.show()
-    win.use_model(win.models.import_file(tiny_chat_no_template))
+    win = _window_with(qtbot, context, tiny_chat_no_template)
     chat = win.chat
     chat.input.setPlainText("hello")
     with qtbot.waitSignals([chat.error, chat.generation_finished], timeout=30_000):
