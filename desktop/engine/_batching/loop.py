@@ -320,11 +320,14 @@ class DecodeLoop(BatchWorker):
             self._push_out(slot)
         return free
 
-    def _push_out(self, slot: Slot) -> None:
-        """Copy an idle slot's conversation to RAM (if the cache keeps it) and empty it."""
+    def _push_out(self, slot: Slot, *, unless_lost: bool = False) -> bool:
+        """Copy an idle slot's conversation to RAM (if the cache keeps it) and empty it;
+        with ``unless_lost``, only if that loses nothing worth keeping. Whether emptied."""
         self._windows.save_as_of_prompt(slot)
-        self._states.save(slot.seq, slot.tokens)
+        if not self._states.save(slot.seq, slot.tokens) and unless_lost:
+            return False
         self._windows.empty(slot)
+        return True
 
     def _clear_idle_for(self, slot: Slot, prompt: list[int], reuse: int) -> None:
         """Before ``prompt`` is read into ``slot``: the other idle slots' conversations
@@ -342,22 +345,14 @@ class DecodeLoop(BatchWorker):
             known = max(reuse, saved[1] if saved is not None else 0)
             if len(prompt) - known < COLD_PROMPT_TOKENS:
                 return
+        idle = [s for s in self._slots if s is not slot and not s.busy and s.tokens]
         # One the RAM cache cannot hold stays: its next turn would read it all again.
-        idle = [
-            s
-            for s in self._slots
-            if s is not slot
-            and not s.busy
-            and s.tokens
-            and not self._states.would_lose(s.seq, s.tokens)
-        ]
-        for other in idle:
-            self._push_out(other)
-        if idle:
+        moved = sum(self._push_out(other, unless_lost=True) for other in idle)
+        if moved:
             log.debug(
                 "slot %d: %d idle conversations moved to RAM before a %d-token prompt",
                 slot.seq,
-                len(idle),
+                moved,
                 len(prompt) - reuse,
             )
 

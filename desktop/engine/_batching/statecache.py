@@ -106,22 +106,26 @@ class StateCache:
         """Whether ``save`` keeps anything (a RAM budget was given)."""
         return self._capacity > 0
 
-    def save(self, seq: int, tokens: list[int]) -> None:
-        """Copy sequence ``seq`` (holding ``tokens``) out, if it is worth it and fits."""
-        if self._capacity <= 0 or len(tokens) < MIN_SAVED_TOKENS:
-            return
+    def save(self, seq: int, tokens: list[int]) -> bool:
+        """Copy sequence ``seq`` (holding ``tokens``) out, if it is worth it and fits;
+        whether nothing worth keeping is lost when it is emptied now (a copy is kept, or
+        it is too short to be worth one)."""
+        if len(tokens) < MIN_SAVED_TOKENS:
+            return True  # recomputing it is as cheap as a copy
+        if self._capacity <= 0:
+            return False
         key = tuple(tokens)
         entry = self._entries.get(key)
         if entry is not None and entry.buffer is not None:
             with self._keys_lock:
                 self._entries.move_to_end(key)
-            return
+            return True
         size = int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
         if size <= 0 or size > self._capacity:
-            return
+            return False
         buffer = (ctypes.c_uint8 * size)()
         if int(llama_cpp.llama_state_seq_get_data(self._ctx, buffer, size, seq)) != size:
-            return
+            return False
         self._evict_ram(size)
         with self._keys_lock:
             if entry is None:
@@ -129,17 +133,7 @@ class StateCache:
             self._entries.move_to_end(key)
         entry.buffer = buffer
         self._bytes += size
-
-    def would_lose(self, seq: int, tokens: Sequence[int]) -> bool:
-        """Whether emptying sequence ``seq`` (holding ``tokens``) would lose a copy worth
-        keeping: ``save`` would not keep it (over the budget), and it is not short."""
-        if len(tokens) < MIN_SAVED_TOKENS:
-            return False  # recomputing it is as cheap as a copy
-        entry = self._entries.get(tuple(tokens))
-        if entry is not None and entry.buffer is not None:
-            return False
-        size = int(llama_cpp.llama_state_seq_get_size(self._ctx, seq))
-        return not 0 < size <= self._capacity
+        return True
 
     def _evict_ram(self, size: int) -> None:
         """Free RAM for ``size`` bytes: least recently used first (a copy on disk stays)."""
