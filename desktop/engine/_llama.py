@@ -431,7 +431,13 @@ class LlamaEngine:
                 "shorten the conversation or load the model with a larger context",
                 prompt_tokens=size,
                 n_ctx=n_ctx,
-                params={"prompt_tokens": size, "context": n_ctx},
+                kind="prompt_too_long",
+                params={
+                    "prompt_tokens": size,
+                    "context": n_ctx,
+                    "size": f"{size:,}",
+                    "limit": f"{n_ctx:,}",
+                },
             )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")

@@ -1334,6 +1334,16 @@
         <translation>模型意外停止（%1），正在重新加载；请再次发送您的消息。EdgeDesk 和您的其他对话未受影响。</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/common/error_text.py" line="176"/>
+        <source>This chat is too long for the model: %1 tokens, and it reads at most %2. Start a new chat, or shorten or remove a long message or attachment.</source>
+        <translation>此对话对该模型来说太长：共 %1 个词元，而模型最多读取 %2 个。请新建对话，或缩短、删除较长的消息或附件。</translation>
+    </message>
+    <message>
+        <location filename="../../desktop/ui/common/error_text.py" line="184"/>
+        <source>This chat is far too long for the model: about %1 tokens, and it reads at most %2. Start a new chat, or shorten or remove the long message or attachment.</source>
+        <translation>此对话对该模型来说过长：约 %1 个词元，而模型最多读取 %2 个。请新建对话，或缩短、删除那条很长的消息或附件。</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/common/error_text.py" line="160"/>
         <source>The model %1 crashed while loading (%2); EdgeDesk was not affected. The file may be damaged or made for another version of llama.cpp.</source>
         <translation>模型 %1 在加载时崩溃（%2）；EdgeDesk 未受影响。该文件可能已损坏，或是为其他版本的 llama.cpp 制作的。</translation>

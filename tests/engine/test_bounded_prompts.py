@@ -59,6 +59,12 @@ def test_a_chat_far_over_the_context_is_refused_after_a_piece(
     assert caught.value.prompt_tokens >= CONTEXT  # a sound lower bound
     # One piece was tokenized, not the 2 MB.
     assert sum(tokenized) <= 2 * PIECE_CHARS < len(HUGE) // 50
+    # The size it names is the whole prompt's, to within a tenth, not the piece's.
+    whole = len(chat_engine.tokenize(HUGE, add_bos=True, special=False))
+    about = int(caught.value.params["size"].replace(",", ""))
+    assert abs(about - whole) <= whole / 10, (about, whole)
+    assert f"the prompt is about {caught.value.params['size']} tokens" in caught.value.message
+    assert caught.value.kind == "prompt_far_too_long"
 
 
 def test_a_completion_far_over_the_context_is_refused_after_a_piece(
@@ -78,6 +84,8 @@ def test_a_prompt_just_over_the_context_is_counted_exactly(
     with pytest.raises(ContextOverflow) as caught:
         next(chat_engine.stream_completion(prompt, PARAMS))
     assert f"the prompt is {exact} tokens" in caught.value.message
+    assert caught.value.kind == "prompt_too_long"
+    assert caught.value.params["size"] == f"{exact:,}"
 
 
 def test_a_prompt_within_the_context_still_generates(chat_engine: LlamaEngine) -> None:

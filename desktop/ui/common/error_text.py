@@ -172,6 +172,22 @@ SENTENCES: dict[str, tuple[object, tuple[str, ...]]] = {
         ),
         ("model", "reason"),
     ),
+    "prompt_too_long": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "This chat is too long for the model: %1 tokens, and it reads at most %2. Start "
+            "a new chat, or shorten or remove a long message or attachment.",
+        ),
+        ("size", "limit"),
+    ),
+    "prompt_far_too_long": (
+        QT_TRANSLATE_NOOP(
+            "ErrorText",
+            "This chat is far too long for the model: about %1 tokens, and it reads at most "
+            "%2. Start a new chat, or shorten or remove the long message or attachment.",
+        ),
+        ("size", "limit"),
+    ),
 }
 
 # Kinds whose core message speaks the terminal's language (flags, settings.toml keys):
@@ -185,6 +201,9 @@ WINDOW_WORDED = frozenset(
         "model_crashed",
         "model_crashed_on_load",
         "model_broken",
+        # The core says "load the model with a larger context": a flag, for the window.
+        "prompt_too_long",
+        "prompt_far_too_long",
     }
 )
 CRASH_LOG_LINES = 3  # of the worker's log, under a crash's sentence

@@ -236,7 +236,13 @@ def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
                 "shorten the prompt or load the model with a larger context",
                 prompt_tokens=len(tokens),
                 n_ctx=context,
-                params={"prompt_tokens": len(tokens), "context": context},
+                kind="prompt_too_long",
+                params={
+                    "prompt_tokens": len(tokens),
+                    "context": context,
+                    "size": f"{len(tokens):,}",
+                    "limit": f"{context:,}",
+                },
             )
         try:
             return engine.detokenize(tokens)
