@@ -77,9 +77,20 @@ class ChatNotice(QWidget):
         """Show ``text`` as the notice (an Undo offered for an earlier one is withdrawn:
         the line is about something else now)."""
         self.withdraw_undo()
-        self._show(text)
+        self._show(text, "Muted")
 
-    def _show(self, text: str) -> None:
+    def warn(self, text: str) -> None:
+        """Show ``text`` as the notice in the error colour: something the user asked for
+        failed (the window walk found errors in the grey of "Downloading…")."""
+        self.withdraw_undo()
+        self._show(text, "Error")
+
+    def _show(self, text: str, style: str) -> None:
+        if self.notice.objectName() != style:
+            self.notice.setObjectName(style)
+            # A style sheet matches names when it polishes a widget: polish it again.
+            self.notice.style().unpolish(self.notice)
+            self.notice.style().polish(self.notice)
         self.notice.setText(text)
         self.notice.setVisible(True)
 

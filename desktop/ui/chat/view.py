@@ -180,7 +180,7 @@ class ChatView(QWidget):
             experts=self._moe_layers,
         )
         self.header.ephemeral_toggled.connect(self.chats.refresh)
-        self.header.error.connect(self._notify)
+        self.header.error.connect(self._warn)
         self.header.collection_changed.connect(self._collection_changed)
         self.header.think_changed.connect(self._think_changed)
         self.header.model_changed.connect(self._model_changed)
@@ -360,7 +360,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_collection(chat)
         except EdgeDeskError as exc:
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
 
     def _parameters_changed(self, chat: object) -> None:
         """Keep the sampling settings with the chat, so a restart shows them again."""
@@ -369,7 +369,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_parameters(chat)
         except EdgeDeskError as exc:
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
 
     def _model_changed(self, chat: object) -> None:
         """Keep the chosen model with the chat, so a restart continues with it."""
@@ -378,7 +378,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_model(chat)
         except EdgeDeskError as exc:
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
 
     def _think_changed(self, chat: object) -> None:
         """Keep the Think switch with the chat, so reopening it shows the same choice."""
@@ -387,7 +387,7 @@ class ChatView(QWidget):
         try:
             self._saver.set_think(chat)
         except EdgeDeskError as exc:
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
 
     def _show_imported(self, chats: object) -> None:
         added = [c for c in chats if isinstance(c, Conversation)] if isinstance(chats, list) else []
@@ -452,7 +452,7 @@ class ChatView(QWidget):
             try:
                 self._saver.restore(chat, snapshot)
             except EdgeDeskError as exc:
-                self._notify(error_text(exc))
+                self._warn(error_text(exc))
                 return
         self.chats.add(chat)
         self._show(chat)
@@ -514,7 +514,7 @@ class ChatView(QWidget):
             pending = self.core.ask(chat, text, replace=self._editing, attachments=attached)
         except EdgeDeskError as exc:  # e.g. a picture for a model that cannot see: kept
             chat.title = title
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
             return
         if retitle and chat.title != title and self._saver is not None:
             self._saver.rename(chat)
@@ -538,7 +538,7 @@ class ChatView(QWidget):
             try:
                 self._saver.choose_version(chat, index)
             except EdgeDeskError as exc:
-                self._notify(error_text(exc))
+                self._warn(error_text(exc))
         self._sync_transcript()  # remakes that bubble (and those after it)
 
     def regenerate(self) -> None:
@@ -549,7 +549,7 @@ class ChatView(QWidget):
         try:
             pending = self.core.regenerate(chat)
         except EdgeDeskError as exc:
-            self._notify(error_text(exc))
+            self._warn(error_text(exc))
             return
         self._generate(pending)
 
@@ -588,6 +588,9 @@ class ChatView(QWidget):
 
     def _notify(self, text: str) -> None:
         self.notes.say(text)
+
+    def _warn(self, text: str) -> None:
+        self.notes.warn(text)
 
     def stop(self) -> None:
         """Stop the running answer; what was generated so far is kept."""
@@ -646,7 +649,7 @@ class ChatView(QWidget):
                 self.notes.offer(chat, self._missing)
                 return
             self._retry_in_composer(chat)
-        self._notify(message)
+        self._warn(message)
         self.error.emit(message)
 
     def _retry_in_composer(self, chat: Conversation) -> None:
