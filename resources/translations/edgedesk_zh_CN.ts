@@ -3319,6 +3319,11 @@
         <translation>还没有请求。启动服务器并从其他程序调用它：每个请求都会列在这里。</translation>
     </message>
     <message>
+        <location filename="../../desktop/ui/server/view.py" line="447"/>
+        <source>No requests yet. The server is running: call it from another program (the examples above show how), and each request is listed here.</source>
+        <translation>还没有请求。服务器正在运行：从其他程序调用它（上方的示例说明了方法），每个请求都会列在这里。</translation>
+    </message>
+    <message>
         <location filename="../../desktop/ui/server/view.py" line="252"/>
         <source>kept for 1 day</source>
         <translation>保留 1 天</translation>

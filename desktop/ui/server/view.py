@@ -203,13 +203,6 @@ class ServerView(QWidget):
         self.log = RequestList()
         layout.addWidget(self.log.filter_box)
         self.log.setAccessibleName(self.tr("Request log"))
-        self.log.setPlaceholderText(
-            self.tr(
-                "No requests yet. Start the server and call it "
-                "from another program: each request is listed "
-                "here."
-            )
-        )
         layout.addWidget(self.log, 1)
         self.notice = FitLabel()
         self.notice.setObjectName("Muted")
@@ -449,6 +442,18 @@ class ServerView(QWidget):
         self.toggle.setText(self.tr("Stop server") if running else self.tr("Start server"))
         self.status.setText(self.tr("● Running") if running else self.tr("Stopped"))
         self.status.setStyleSheet("color: #2e9d57;" if running else "")  # a green dot
+        self.log.setPlaceholderText(
+            self.tr(
+                "No requests yet. The server is running: call it from another program "
+                "(the examples above show how), and each request is listed here."
+            )
+            if running
+            else self.tr(
+                "No requests yet. Start the server and call it "
+                "from another program: each request is listed "
+                "here."
+            )
+        )
         url = self._context.server.url
         self.address.setText(url)
         self._url = url

@@ -29,9 +29,13 @@ def test_server_starts_serves_logs_and_stops_from_the_panel(qtbot, tiny_chat: Pa
     panel = win.server
     key = panel.create_key("pytest")
     assert key and panel.key_list.count() == 1 and key not in panel.key_list.item(0).text()
+    assert "Start the server" in panel.log.placeholderText()
     with qtbot.waitSignal(panel.state_changed, timeout=15_000) as started:
         qtbot.mouseClick(panel.toggle, _left())
     assert started.args == [True] and panel.toggle.text() == "Stop server"
+    # The empty list no longer asks for a start that has happened (the walk found it).
+    assert "Start the server" not in panel.log.placeholderText()
+    assert "The server is running" in panel.log.placeholderText()
     url = panel.address.text()
     assert url == f"http://127.0.0.1:{port}/v1" and url in panel.snippet.toPlainText()
     assert httpx.get(f"{url}/models").status_code == 401  # keys are required
@@ -45,6 +49,7 @@ def test_server_starts_serves_logs_and_stops_from_the_panel(qtbot, tiny_chat: Pa
     with qtbot.waitSignal(panel.state_changed, timeout=15_000) as stopped:
         qtbot.mouseClick(panel.toggle, _left())
     assert stopped.args == [False] and panel.toggle.text() == "Start server"
+    assert "Start the server" in panel.log.placeholderText()
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{url}/models", timeout=2)
 
