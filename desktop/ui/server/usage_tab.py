@@ -178,6 +178,9 @@ class UsageTab(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # One line a cell: wrapped, a long list of error kinds showed as "1 …" (its first
+        # word, then the elision of the rest) in the walk; on one line, as much as fits.
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         # The list of error kinds can be long: that column gives way, not the sparklines'
@@ -412,7 +415,10 @@ class UsageTab(QWidget):
         background, text = self._colors()
         for row, g in enumerate(groups):
             d = g.as_dict()
-            kinds = ", ".join(f"{k} {v}" for k, v in d["errors_by_kind"].items())
+            by_kind: dict[str, int] = d["errors_by_kind"]
+            # One kind is all of them: its count again ("4 (invalid_api_key 4)") says nothing.
+            alone = len(by_kind) == 1 and sum(by_kind.values()) == g.error_count
+            kinds = ", ".join(k if alone else f"{k} {v}" for k, v in by_kind.items())
             cells = [
                 self._name(g.name),
                 str(g.requests),

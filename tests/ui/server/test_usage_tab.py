@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QHeaderView
 
 from desktop.base.config import NoPolicy
 from desktop.policy._sources import MachinePolicy
@@ -297,7 +297,30 @@ def _walked_errors(ctx: AppContext, now: float) -> None:
             for kind in ("chat_template_missing", "invalid_api_key", "context_length_exceeded")
         ]
         + [UsageRow(now - 200, "walker", "curl", "gemma", "/v1/chat/completions", 200)]
+        + [
+            UsageRow(
+                now - 100,
+                "walker",
+                "curl",
+                "gemma",
+                "/v1/chat/completions",
+                400,
+                "context_length_exceeded",
+            )
+        ]
     )
+
+
+def _inked_share(table, item) -> float:
+    """The share of a cell's width between its first and last drawn (dark) pixel."""
+    rect = table.visualItemRect(item)
+    image = table.viewport().grab(rect).toImage()
+    columns = [
+        x
+        for x in range(image.width())
+        if any(image.pixelColor(x, y).lightness() < 128 for y in range(image.height()))
+    ]
+    return (columns[-1] - columns[0]) / image.width() if columns else 0.0
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1024, 700)])
@@ -327,6 +350,15 @@ def test_every_usage_table_header_fits_a_laptop_window(
     # The long list of error kinds gives way, whole on hover.
     errors = tab.table.item(0, 2)
     assert "chat_template_missing" in errors.toolTip() and "invalid_api_key" in errors.toolTip()
+    # One kind of error is named once, without its count again.
+    lone = tab.table.item(1, 2)
+    assert lone.text() == "1 (context_length_exceeded)"
+    # Narrower than its text (the walk's real fonts), it shows as much as fits on one
+    # line: wrapped, it read "1 …".
+    header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+    header.resizeSection(2, 140)
+    QApplication.processEvents()
+    assert _inked_share(tab.table, lone) > 0.6
     _shot(win, f"usage-table-{size[0]}.png")
     win.close()
 
