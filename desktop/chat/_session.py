@@ -122,7 +122,8 @@ class _Words:
     def add(self, chunk: Delta) -> None:
         self._text.append(chunk.text)
         self._reasoning.append(chunk.reasoning)
-        if self._on_chunk is not None and (chunk.text or chunk.reasoning or chunk.is_final):
+        wanted = chunk.text or chunk.reasoning or chunk.is_final or chunk.read is not None
+        if self._on_chunk is not None and wanted:
             self._on_chunk(chunk)
 
     def clear(self) -> None:
@@ -482,6 +483,7 @@ class ChatCore:
             tools.offered() if tools is not None else (),
             pending.template_kwargs,
             stream_bare=True,
+            progress=True,  # a long conversation takes minutes to read on a CPU: say so
         )
         calls: tuple[ToolCall, ...] = ()
         try:

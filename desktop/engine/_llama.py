@@ -314,7 +314,10 @@ class LlamaEngine:
         starts_thinking = prompt.rstrip().endswith(ThinkSplitter.OPEN)
         splitter = ThinkSplitter(enabled=self._reasoning, start_in_reasoning=starts_thinking)
         yield from gate_calls(
-            self._stream(tokens, params, cancel, stops, splitter, media=media), call
+            self._stream(
+                tokens, params, cancel, stops, splitter, media=media, progress=call.progress
+            ),
+            call,
         )
 
     def chat_tokens(self, call: ChatCall) -> tuple[list[int], dict[int, ImageTokens]]:
@@ -465,10 +468,12 @@ class LlamaEngine:
         splitter: ThinkSplitter,
         *,
         media: Mapping[int, ImageTokens] | None = None,
+        progress: bool = False,
     ) -> Iterator[Delta]:
         cancel = cancel or _NEVER
         started = time.perf_counter()
         request = self._request(tokens, params, cancel, media)
+        request.progress = progress
         loop = self._loop
         assert loop is not None  # _request refused an embedding model
         try:

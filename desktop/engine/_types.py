@@ -138,6 +138,9 @@ class ChatCall:
     streams before it is parsed. ``stream_bare``: an answer that opens like a bare JSON
     call streams anyway (a view that takes the words back once a call is found, as the
     chat core does); otherwise it is held until its end tells whether it is a call.
+    ``progress``: a local model's stream also says how far it has read the prompt
+    (``Delta.read``, once admitted and then each micro-batch), for a window that shows
+    it; the server never asks.
     """
 
     messages: tuple[Message, ...]
@@ -146,6 +149,7 @@ class ChatCall:
     template_kwargs: dict[str, Any] | None = None  # a client's JSON, for the template
     forced: bool = False
     stream_bare: bool = False
+    progress: bool = False
 
     @classmethod
     def of(
@@ -157,6 +161,7 @@ class ChatCall:
         *,
         forced: bool = False,
         stream_bare: bool = False,
+        progress: bool = False,
     ) -> ChatCall:
         """A call from a conversation (sequences and mappings copied into plain data)."""
         return cls(
@@ -166,6 +171,7 @@ class ChatCall:
             dict(template_kwargs) if template_kwargs else None,
             forced=forced and bool(tools),
             stream_bare=stream_bare,
+            progress=progress,
         )
 
     def openai_tools(self) -> list[dict[str, Any]] | None:  # JSON, as ``openai``
@@ -236,6 +242,9 @@ class Delta:
     # Calls the model made, parsed on the engine's side (a local model's markup is held
     # back from ``text``; a remote's structured calls pass through): the final delta.
     tool_calls: tuple[ToolCall, ...] = ()
+    # While the prompt is read, for a call that asked (``ChatCall.progress``): its tokens
+    # read so far and in all (those a cache held count as read). Nothing else is set.
+    read: tuple[int, int] | None = None
 
     @property
     def is_final(self) -> bool:

@@ -4258,4 +4258,12 @@
         <translation>正在迁移您的数据…</translation>
     </message>
 </context>
+<context>
+    <name>StreamingAnswer</name>
+    <message>
+        <location filename="../../desktop/ui/chat/stream.py" line="80"/>
+        <source>Reading the conversation: %1 of %2 tokens (%3%)…</source>
+        <translation>正在读取对话：已读 %1 / %2 个词元（%3%）…</translation>
+    </message>
+</context>
 </TS>

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from desktop.engine._batching.slots import Finished, Request
+from desktop.engine._batching.slots import Finished, Reading, Request
 from desktop.engine._prompting.stop_strings import TextAssembler
 from desktop.engine._prompting.templates import ThinkSplitter
 from desktop.engine._types import (
@@ -52,6 +52,9 @@ def read_answer(  # noqa: PLR0917 - one stream's parts
             if isinstance(event, Finished):
                 finished = event
                 break
+            if isinstance(event, Reading):
+                yield Delta(read=(event.done, event.total))
+                continue
             received += 1
             if event.logprob is not None:
                 logprobs.append(event.logprob)

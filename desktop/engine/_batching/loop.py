@@ -36,6 +36,7 @@ from desktop.engine._batching.checkpoints import SlotWindows
 from desktop.engine._batching.sampling import token_logprob
 from desktop.engine._batching.slots import (
     Finished,
+    Reading,
     Request,
     Slot,
     SlotState,
@@ -410,6 +411,8 @@ class DecodeLoop(BatchWorker):
             request.history = bytearray(struct.pack(f"<{len(prompt)}i", *prompt))
         self._counts.cached += keep
         self._counts.processed += len(slot.pending)
+        if request.progress:
+            request.events.put(Reading(len(prompt) - len(slot.pending), len(prompt)))
         log.debug(
             "slot %d: request admitted, prefix reused %d/%d prompt tokens%s",
             slot.seq,
@@ -574,18 +577,7 @@ class DecodeLoop(BatchWorker):
                 slot.output_index = first
                 slot.next_decoded(draft)
                 generating += 1
-        prompt = 0
-        reading = self._reading()
-        limit = self._prompt_limit(n, reading)
-        for slot in reading:  # shortest first: see _prompt_limit
-            if n >= limit:
-                break
-            take = _text_run(slot.pending, limit - n)
-            if take == 0:
-                continue  # an image comes first: decoded at the next step's start
-            n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
-            slot.read_prompt(take)
-            prompt += take
+        n, prompt, told = self._add_prompts(n)
         if n == 0:
             return
         batch.n_tokens = n
@@ -606,9 +598,40 @@ class DecodeLoop(BatchWorker):
                     self._windows.empty(slot)
                     self._finish(slot, "stop", error)
             return
+        for slot in told:
+            if slot.request is not None and slot.pending:  # the last piece: a token next
+                total = len(slot.request.tokens)
+                slot.request.events.put(Reading(total - len(slot.pending), total))
         for slot in self._slots:
             if slot.request is not None and slot.output_index >= 0:
                 self._sample(slot)
+
+    def _add_prompts(self, n: int) -> tuple[int, int, list[Slot]]:
+        """Fill the batch after its ``n`` generating rows with pieces of the prompts being
+        read; returns the rows now, the prompt tokens added, and the slots whose requests
+        are told how far they got once the step is decoded."""
+        prompt = 0
+        reading = self._reading()
+        limit = self._prompt_limit(n, reading)
+        told: list[Slot] = []  # slots whose requests hear how far their prompt got
+        for slot in reading:  # shortest first: see _prompt_limit
+            if n >= limit:
+                break
+            room = limit - n
+            if slot.request is not None and slot.request.progress:
+                # One micro-batch a step: llama.cpp splits a batch into them anyway, and
+                # each step ends with a Reading event (a 2,048-token piece of a 9B model
+                # on a CPU was two minutes of "…").
+                room = min(room, self._n_ubatch)
+            take = _text_run(slot.pending, room)
+            if take == 0:
+                continue  # an image comes first: decoded at the next step's start
+            if slot.request is not None and slot.request.progress:
+                told.append(slot)
+            n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
+            slot.read_prompt(take)
+            prompt += take
+        return n, prompt, told
 
     def _reading(self) -> list[Slot]:
         """The slots with prompt tokens still to read, shortest rest first."""

@@ -65,6 +65,15 @@ class Token:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """How far the decode loop has read a request's prompt (requests that asked for it):
+    ``done`` of its ``total`` tokens, those reused from a cache counted as read."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
 class Finished:
     """The decode loop is done with a request (no more tokens will come)."""
 
@@ -97,7 +106,10 @@ class Request:
     extra_cells: int = 0
     # Prompt and answer as int32 bytes, for prompt-lookup drafting (decode loop only).
     history: bytearray = field(default_factory=bytearray)
-    events: queue.SimpleQueue[Token | Finished] = field(default_factory=queue.SimpleQueue)
+    # Reading events while the prompt is read, one a micro-batch (a window shows how far
+    # a long prompt got; on a CPU a 9B model reads ~15 tokens a second).
+    progress: bool = False
+    events: queue.SimpleQueue[Token | Reading | Finished] = field(default_factory=queue.SimpleQueue)
     abandoned: threading.Event = field(default_factory=threading.Event)
 
 

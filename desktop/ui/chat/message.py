@@ -43,6 +43,8 @@ class MessageWidget(QFrame):
         # One renderer per bubble: it keeps the highlighted HTML of this answer's code blocks.
         self._renderer = MarkdownRenderer(theme, copy_label=self.tr("Copy"))
         self.shown_markdown: str | None = None  # the source of what the body shows now
+        # What an answer without words yet shows (Markdown): how far the model has read.
+        self.waiting = "…"
         self._visible_parts = 0
         is_user = turn.role == "user"
         self.setObjectName("UserBubble" if is_user else "AssistantBubble")
@@ -230,7 +232,7 @@ class MessageWidget(QFrame):
         if turn.tool_steps:
             self._label_tools()
             self.tools.setText(tools_text(turn))
-        markdown = turn.content or ("…" if turn.role == "assistant" else "")
+        markdown = turn.content or (self.waiting if turn.role == "assistant" else "")
         if markdown != self.shown_markdown:  # the view also refreshes for the footer alone
             self._show(markdown)
         self.reasoning.setText(turn.reasoning)

@@ -19,6 +19,7 @@ from desktop.ui.common.workers import StreamDelta
 
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
 MAX_RENDER_INTERVAL_MS = 400
+WAITING = "…"  # an answer's bubble before the model has read anything
 
 
 class StreamingAnswer(QObject):
@@ -35,6 +36,7 @@ class StreamingAnswer(QObject):
         self._shown = shown  # the chat on screen: only its answer is painted
         self.current: tuple[Conversation, Turn] | None = None
         self._dirty = False
+        self._waiting = WAITING  # what the answer's bubble shows before its first words
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
         self._timer.timeout.connect(self._render)
@@ -43,12 +45,15 @@ class StreamingAnswer(QObject):
         """``turn`` of ``chat`` is about to be streamed."""
         self.current = (chat, turn)
         self._timer.start(RENDER_INTERVAL_MS)
+        self._waiting = WAITING
 
     def stop(self) -> None:
         """The answer ended (or the view closes): no more painting."""
         self._timer.stop()
         self.current = None
         self._dirty = False
+        if self._transcript.bubbles:  # an answer stopped while reading shows no progress
+            self._transcript.bubbles[-1].waiting = WAITING
 
     def on_prepared(self, sources: object) -> None:
         """The numbered sources a grounded answer was given."""
@@ -62,6 +67,22 @@ class StreamingAnswer(QObject):
         turn = self.current[1]
         turn.tool_steps.append(step)
         turn.content, turn.reasoning = "", ""
+        self._waiting = WAITING
+        self._dirty = True
+
+    def on_reading(self, done: int, total: int) -> None:
+        """The model has read ``done`` of the prompt's ``total`` tokens (no words yet): a
+        long conversation on a CPU takes minutes, which "…" alone did not say."""
+        if self.current is None:
+            return
+        self._waiting = (
+            "*"
+            + self.tr("Reading the conversation: %1 of %2 tokens (%3%)…")
+            .replace("%1", f"{done:,}")
+            .replace("%2", f"{total:,}")
+            .replace("%3", str(done * 100 // max(1, total)))
+            + "*"
+        )
         self._dirty = True
 
     def on_delta(self, delta: StreamDelta) -> None:
@@ -71,6 +92,7 @@ class StreamingAnswer(QObject):
         turn = self.current[1]
         turn.content += delta.text
         turn.reasoning += delta.reasoning
+        self._waiting = WAITING  # read: it answers (or thinks) now
         self._dirty = True
 
     def on_final(self, chunk: Delta) -> None:
@@ -90,6 +112,7 @@ class StreamingAnswer(QObject):
         self._dirty = False
         if self.current[0] is self._shown() and self._transcript.bubbles:
             started = time.perf_counter()
+            self._transcript.bubbles[-1].waiting = self._waiting
             self._transcript.refresh_last()
             self._transcript.scroll_to_end()
             # Laying out a long Markdown answer gets slower as it grows; spend at most

@@ -605,6 +605,7 @@ class ChatView(QWidget):
         worker.prepared.connect(self.stream.on_prepared)
         worker.model_missing.connect(self._on_model_missing)
         worker.delta.connect(self.stream.on_delta)
+        worker.reading.connect(self.stream.on_reading)
         worker.finished_chunk.connect(self.stream.on_final)
         worker.tool_step.connect(self.stream.on_tool_step)
         worker.approval_needed.connect(self._approve)

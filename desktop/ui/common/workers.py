@@ -118,6 +118,7 @@ class GenerationWorker(Worker):
     """
 
     delta = Signal(object)  # StreamDelta
+    reading = Signal(int, int)  # prompt tokens read so far, in all (before any words)
     finished_chunk = Signal(object)  # the final Delta (usage, timings, finish reason)
     prepared = Signal(object)  # the numbered sources a grounded answer is given
     model_missing = Signal(str)  # a grounded chat's embedding model is not downloaded
@@ -208,6 +209,9 @@ class GenerationWorker(Worker):
         self.tool_step.emit(step)
 
     def _on_chunk(self, chunk: Delta) -> None:
+        if chunk.read is not None:
+            self.reading.emit(*chunk.read)  # one a micro-batch: seconds apart, unbatched
+            return
         if self._first is None and (chunk.text or chunk.reasoning):
             self._first = time.perf_counter()
         self._text.append(chunk.text)
