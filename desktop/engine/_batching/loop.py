@@ -99,7 +99,23 @@ PROMPT_TOKENS_PER_GUESS = 64
 # layers attend to their window only, and its copy is as of the prompt's end, so a
 # follow-up would read the last answer again.
 COLD_PROMPT_TOKENS = 1024
+# A prompt read with progress (a window's chat) takes pieces of about this many seconds,
+# at the speed its last pieces were read, within [PROGRESS_MIN_PIECE, n_ubatch]: the
+# window hears how far it got, and Stop takes effect, every few seconds. On a CPU a 9B
+# model reads ~15 tokens a second, so a 512-token micro-batch was 34 s; 128-token
+# pieces read as fast as 512 there (15.2-15.4 tok/s). A fast reader keeps n_ubatch.
+PROGRESS_STEP_S = 3.0
+PROGRESS_MIN_PIECE = 64
 log = logging.getLogger("edgedesk.engine")
+
+
+def progress_piece(tokens_per_s: float | None, n_ubatch: int) -> int:
+    """Tokens of a progress-reporting prompt to read in one step, at ``tokens_per_s``
+    (None: not measured yet): about PROGRESS_STEP_S seconds' worth, a multiple of 32."""
+    if tokens_per_s is None:
+        return n_ubatch
+    worth = int(tokens_per_s * PROGRESS_STEP_S) // 32 * 32
+    return max(min(PROGRESS_MIN_PIECE, n_ubatch), min(n_ubatch, worth))
 
 
 class DecodeLoop(BatchWorker):
@@ -163,6 +179,7 @@ class DecodeLoop(BatchWorker):
         self._failure: EdgeDeskError | None = None
         self._steps = 0
         self._counts = Counters()
+        self._read_rate: float | None = None  # prompt tokens a second, recent steps
         self._start_worker()
 
     # ------------------------------------------------------------- any thread
@@ -581,7 +598,11 @@ class DecodeLoop(BatchWorker):
         if n == 0:
             return
         batch.n_tokens = n
+        started = time.perf_counter()
         code = llama_cpp.llama_decode(self._ctx, batch)
+        if prompt >= PROGRESS_MIN_PIECE and code == 0:  # long enough to time
+            rate = prompt / max(1e-6, time.perf_counter() - started)
+            self._read_rate = rate if self._read_rate is None else (self._read_rate + rate) / 2
         with self._lock:
             self._steps += 1
             self._counts.tokens += n
@@ -619,10 +640,9 @@ class DecodeLoop(BatchWorker):
                 break
             room = limit - n
             if slot.request is not None and slot.request.progress:
-                # One micro-batch a step: llama.cpp splits a batch into them anyway, and
-                # each step ends with a Reading event (a 2,048-token piece of a 9B model
-                # on a CPU was two minutes of "…").
-                room = min(room, self._n_ubatch)
+                # A few seconds a step, each ending with a Reading event (a 2,048-token
+                # piece of a 9B model on a CPU was two minutes of "…").
+                room = min(room, progress_piece(self._read_rate, self._n_ubatch))
             take = _text_run(slot.pending, room)
             if take == 0:
                 continue  # an image comes first: decoded at the next step's start

@@ -4,11 +4,14 @@ in this process and through a worker process)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from desktop.engine._batching import loop as loop_module
+from desktop.engine._batching.loop import PROGRESS_MIN_PIECE, progress_piece
 from desktop.engine._llama import LlamaEngine
 from desktop.engine._native import DEFAULT_N_UBATCH, LoadOptions
 from desktop.engine._types import ChatCall, Delta, GenerationParams, Message, ModelSpec
@@ -73,3 +76,32 @@ def test_progress_crosses_the_worker_process(tiny_chat: Path, tmp_path: Path) ->
         _check_progress(deltas, DEFAULT_N_UBATCH)
     finally:
         worker.close()
+
+
+def test_a_slow_reader_takes_pieces_of_a_few_seconds() -> None:
+    # A 9B model on a CPU reads ~15 tokens a second: a 512-token piece was 34 s between
+    # two progress lines (and before Stop took effect); pieces of ~3 s instead.
+    assert progress_piece(None, 512) == 512  # not timed yet: the whole micro-batch
+    assert progress_piece(15.0, 512) == PROGRESS_MIN_PIECE
+    assert progress_piece(100.0, 512) == 288  # 3 s' worth, a multiple of 32
+    assert progress_piece(5_000.0, 512) == 512  # a fast reader keeps the micro-batch
+    assert progress_piece(1.0, 32) == 32  # never past the micro-batch
+
+
+def test_pieces_shrink_to_the_readers_speed(
+    tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seconds scaled down: the tiny model reads tens of thousands of tokens a second, so
+    # pieces of 1/2000 s' worth are smaller than its micro-batch once one was timed.
+    monkeypatch.setattr(loop_module, "PROGRESS_STEP_S", 0.0005)
+    engine = LlamaEngine(
+        tiny_chat, LoadOptions(context_length=2048, n_batch=512, n_ubatch=256), model_id="t"
+    )
+    try:
+        deltas = list(engine.stream_chat(_call(progress=True, repeats=25)))
+    finally:
+        engine.close()
+    done = [d.read[0] for d in deltas if d.read is not None]
+    pieces = [b - a for a, b in itertools.pairwise(done)]
+    assert pieces[0] == 256  # the first, untimed
+    assert pieces[1:] and all(PROGRESS_MIN_PIECE <= p < 256 for p in pieces[1:]), pieces
