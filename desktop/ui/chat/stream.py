@@ -20,6 +20,9 @@ from desktop.ui.common.workers import StreamDelta
 RENDER_INTERVAL_MS = 40  # repaint a streaming answer at most 25 times a second
 MAX_RENDER_INTERVAL_MS = 400
 WAITING = "…"  # an answer's bubble before the model has read anything
+# How long an answer waits before it says how far the model read: a short prompt is read
+# in milliseconds, and a "Reading…" line flashing before its words is noise.
+READING_SHOWN_AFTER_MS = 500
 
 
 class StreamingAnswer(QObject):
@@ -37,6 +40,11 @@ class StreamingAnswer(QObject):
         self.current: tuple[Conversation, Turn] | None = None
         self._dirty = False
         self._waiting = WAITING  # what the answer's bubble shows before its first words
+        self._reading: str | None = None  # the progress line, once it may be shown
+        self._started = 0.0
+        self._reading_timer = QTimer(self)
+        self._reading_timer.setSingleShot(True)
+        self._reading_timer.timeout.connect(self._show_reading)
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
         self._timer.timeout.connect(self._render)
@@ -45,11 +53,13 @@ class StreamingAnswer(QObject):
         """``turn`` of ``chat`` is about to be streamed."""
         self.current = (chat, turn)
         self._timer.start(RENDER_INTERVAL_MS)
-        self._waiting = WAITING
+        self._started = time.perf_counter()
+        self._words_came()
 
     def stop(self) -> None:
         """The answer ended (or the view closes): no more painting."""
         self._timer.stop()
+        self._words_came()
         self.current = None
         self._dirty = False
         if self._transcript.bubbles:  # an answer stopped while reading shows no progress
@@ -67,7 +77,7 @@ class StreamingAnswer(QObject):
         turn = self.current[1]
         turn.tool_steps.append(step)
         turn.content, turn.reasoning = "", ""
-        self._waiting = WAITING
+        self._words_came()
         self._dirty = True
 
     def on_reading(self, done: int, total: int) -> None:
@@ -75,7 +85,7 @@ class StreamingAnswer(QObject):
         long conversation on a CPU takes minutes, which "…" alone did not say."""
         if self.current is None:
             return
-        self._waiting = (
+        self._reading = (
             "*"
             + self.tr("Reading the conversation: %1 of %2 tokens (%3%)…")
             .replace("%1", f"{done:,}")
@@ -83,7 +93,22 @@ class StreamingAnswer(QObject):
             .replace("%3", str(done * 100 // max(1, total)))
             + "*"
         )
-        self._dirty = True
+        waited_ms = (time.perf_counter() - self._started) * 1000
+        if waited_ms >= READING_SHOWN_AFTER_MS:
+            self._show_reading()
+        elif not self._reading_timer.isActive():
+            self._reading_timer.start(int(READING_SHOWN_AFTER_MS - waited_ms) + 1)
+
+    def _show_reading(self) -> None:
+        if self.current is not None and self._reading is not None:
+            self._waiting = self._reading
+            self._dirty = True
+
+    def _words_came(self) -> None:
+        """No progress line (any more): the answer starts, or a round of it does."""
+        self._reading_timer.stop()
+        self._reading = None
+        self._waiting = WAITING
 
     def on_delta(self, delta: StreamDelta) -> None:
         """Text and reasoning that came since the last delta."""
@@ -92,7 +117,7 @@ class StreamingAnswer(QObject):
         turn = self.current[1]
         turn.content += delta.text
         turn.reasoning += delta.reasoning
-        self._waiting = WAITING  # read: it answers (or thinks) now
+        self._words_came()  # read: it answers (or thinks) now
         self._dirty = True
 
     def on_final(self, chunk: Delta) -> None:
