@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QWidget
 
-from desktop.root.context import AppContext
 from desktop.ui.common.look import apply_theme
 from desktop.ui.shell.main_window import MainWindow
 
@@ -36,15 +34,11 @@ def _red_pixels(widget: QWidget) -> int:
 
 
 def test_a_pasted_book_is_refused_with_its_whole_size_and_what_to_do(
-    qtbot, context: AppContext, tiny_chat: Path, light: None
+    qtbot, window: MainWindow, light: None
 ) -> None:
     # The window walk found "the prompt is more than 2579 tokens (counting stopped)" for
     # a paste forty times that, and advice to "load the model with a larger context".
-    win = MainWindow(context)
-    qtbot.addWidget(win)
-    win.show()
-    win.use_model(win.models.import_file(tiny_chat))
-    chat = win.chat
+    chat = window.chat
     book = "lorem ipsum dolor sit amet\n" * 8_000  # 216 KB, far over a 2,048 context
     chat.input.setPlainText(book)
     with qtbot.waitSignal(chat.error, timeout=60_000) as failed:
@@ -61,4 +55,3 @@ def test_a_pasted_book_is_refused_with_its_whole_size_and_what_to_do(
     chat.notes.say("Downloading tiny-chat…")
     assert _red_pixels(chat.notice) == 0
     assert chat.input.toPlainText() == book.strip()  # the paste is back, to be shortened
-    win.close()

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QTextDocument
 
 from desktop.engine._types import ChatCall, Delta, Usage
-from desktop.root.context import AppContext
 from desktop.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.qt
@@ -48,13 +46,9 @@ def _shown(bubble) -> str:
 
 
 def test_the_answer_says_how_far_the_model_read_until_its_words_come(
-    qtbot, context: AppContext, tiny_chat: Path
+    qtbot, window: MainWindow
 ) -> None:
-    win = MainWindow(context)
-    qtbot.addWidget(win)
-    win.show()
-    win.use_model(win.models.import_file(tiny_chat))
-    chat = win.chat
+    chat = window.chat
     reader = _SlowReader()
     chat.core.streamer = reader
     chat.input.setPlainText("Tell me about lighthouses.")
@@ -67,4 +61,3 @@ def test_the_answer_says_how_far_the_model_read_until_its_words_come(
         reader.go_on.set()
     assert _shown(chat._bubbles[-1]) == "Lighthouses guide ships."
     assert reader.calls[0].progress  # the window asks the engine for it
-    win.close()
