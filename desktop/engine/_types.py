@@ -139,7 +139,7 @@ class ChatCall:
     call streams anyway (a view that takes the words back once a call is found, as the
     chat core does); otherwise it is held until its end tells whether it is a call.
     ``progress``: a local model's stream also says how far it has read the prompt
-    (``Delta.read``, once admitted and then each micro-batch), for a window that shows
+    (``Delta.read``, once admitted and then after each piece), for a window that shows
     it; the server never asks.
     """
 

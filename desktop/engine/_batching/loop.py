@@ -639,14 +639,15 @@ class DecodeLoop(BatchWorker):
             if n >= limit:
                 break
             room = limit - n
-            if slot.request is not None and slot.request.progress:
+            tells = slot.request is not None and slot.request.progress
+            if tells:
                 # A few seconds a step, each ending with a Reading event (a 2,048-token
                 # piece of a 9B model on a CPU was two minutes of "…").
                 room = min(room, progress_piece(self._read_rate, self._n_ubatch))
             take = _text_run(slot.pending, room)
             if take == 0:
                 continue  # an image comes first: decoded at the next step's start
-            if slot.request is not None and slot.request.progress:
+            if tells:
                 told.append(slot)
             n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
             slot.read_prompt(take)

@@ -106,8 +106,8 @@ class Request:
     extra_cells: int = 0
     # Prompt and answer as int32 bytes, for prompt-lookup drafting (decode loop only).
     history: bytearray = field(default_factory=bytearray)
-    # Reading events while the prompt is read, one a micro-batch (a window shows how far
-    # a long prompt got; on a CPU a 9B model reads ~15 tokens a second).
+    # Reading events while the prompt is read, one a piece of a few seconds (a window shows
+    # how far a long prompt got; on a CPU a 9B model reads ~15 tokens a second).
     progress: bool = False
     events: queue.SimpleQueue[Token | Reading | Finished] = field(default_factory=queue.SimpleQueue)
     abandoned: threading.Event = field(default_factory=threading.Event)
