@@ -99,23 +99,30 @@ PROMPT_TOKENS_PER_GUESS = 64
 # layers attend to their window only, and its copy is as of the prompt's end, so a
 # follow-up would read the last answer again.
 COLD_PROMPT_TOKENS = 1024
-# A prompt read with progress (a window's chat) takes pieces of about this many seconds,
-# at the speed its last pieces were read, within [PROGRESS_MIN_PIECE, n_ubatch]: the
-# window hears how far it got, and Stop takes effect, every few seconds. On a CPU a 9B
-# model reads ~15 tokens a second, so a 512-token micro-batch was 34 s; 128-token
-# pieces read as fast as 512 there (15.2-15.4 tok/s). A fast reader keeps n_ubatch.
+# Each step reads about this many seconds of prompt, at the speed the last pieces were
+# read, within [PROGRESS_MIN_PIECE, the batch]: a step ends, and every stream beside the
+# reader gets its next token, a cancel or a gone client takes effect, and a window's
+# chat hears how far it got, every few seconds. On a CPU a 9B model reads ~15 tokens a
+# second: a 2,048-token batch was two minutes in which no other stream moved and a
+# client that left still held its slot. Pieces cost nothing there: 64-token pieces read
+# at 14.9 tokens/s against 15.1 for 512 on the GLM-4-9B shape, 30.3 against 31.3 on the
+# Moonlight shape (32-token pieces: 9% slower, hence the floor). A fast reader (a GPU,
+# a small model) keeps the whole batch. A reader not timed yet starts with the floor's
+# double (PROGRESS_FIRST_PIECE), enough to time it.
 PROGRESS_STEP_S = 3.0
 PROGRESS_MIN_PIECE = 64
+PROGRESS_FIRST_PIECE = 128
 log = logging.getLogger("edgedesk.engine")
 
 
-def progress_piece(tokens_per_s: float | None, n_ubatch: int) -> int:
-    """Tokens of a progress-reporting prompt to read in one step, at ``tokens_per_s``
-    (None: not measured yet): about PROGRESS_STEP_S seconds' worth, a multiple of 32."""
+def progress_piece(tokens_per_s: float | None, limit: int) -> int:
+    """Prompt tokens one step reads at ``tokens_per_s`` (None: not timed yet), at most
+    ``limit``: about PROGRESS_STEP_S seconds' worth, a multiple of 32."""
+    floor = min(PROGRESS_MIN_PIECE, limit)
     if tokens_per_s is None:
-        return n_ubatch
+        return max(floor, min(limit, PROGRESS_FIRST_PIECE))
     worth = int(tokens_per_s * PROGRESS_STEP_S) // 32 * 32
-    return max(min(PROGRESS_MIN_PIECE, n_ubatch), min(n_ubatch, worth))
+    return max(floor, min(limit, worth))
 
 
 class DecodeLoop(BatchWorker):
@@ -633,21 +640,19 @@ class DecodeLoop(BatchWorker):
         are told how far they got once the step is decoded."""
         prompt = 0
         reading = self._reading()
-        limit = self._prompt_limit(n, reading)
+        # A window's chat hears of each step: micro-batches at most, so a fast reader
+        # still says how far it got; a request that does not listen may take the batch.
+        told_any = any(s.request is not None and s.request.progress for s in reading)
+        most = self._n_ubatch if told_any else self._n_batch
+        limit = min(self._prompt_limit(n, reading), n + progress_piece(self._read_rate, most))
         told: list[Slot] = []  # slots whose requests hear how far their prompt got
         for slot in reading:  # shortest first: see _prompt_limit
             if n >= limit:
                 break
-            room = limit - n
-            tells = slot.request is not None and slot.request.progress
-            if tells:
-                # A few seconds a step, each ending with a Reading event (a 2,048-token
-                # piece of a 9B model on a CPU was two minutes of "…").
-                room = min(room, progress_piece(self._read_rate, self._n_ubatch))
-            take = _text_run(slot.pending, room)
+            take = _text_run(slot.pending, limit - n)
             if take == 0:
                 continue  # an image comes first: decoded at the next step's start
-            if tells:
+            if slot.request is not None and slot.request.progress:
                 told.append(slot)
             n = self._add(n, slot, slot.pending[:take], last_logits=take == len(slot.pending))
             slot.read_prompt(take)

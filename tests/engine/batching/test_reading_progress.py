@@ -1,21 +1,28 @@
-"""A chat that asks for it hears how far its prompt has been read, one micro-batch at a
-time, before its first words; one that does not ask hears nothing new (the tiny model,
-in this process and through a worker process)."""
+"""A long prompt is read in pieces of a few seconds: a chat that asks hears how far it
+got before its first words (one that does not ask hears nothing new), a stream beside it
+keeps getting tokens, and a cancel takes effect within a piece (the tiny model, in this
+process and through a worker process; seconds scaled down where pieces are timed)."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from desktop.engine._batching import loop as loop_module
-from desktop.engine._batching.loop import PROGRESS_MIN_PIECE, progress_piece
+from desktop.engine._batching.loop import (
+    PROGRESS_FIRST_PIECE,
+    PROGRESS_MIN_PIECE,
+    progress_piece,
+)
 from desktop.engine._llama import LlamaEngine
 from desktop.engine._native import DEFAULT_N_UBATCH, LoadOptions
 from desktop.engine._types import ChatCall, Delta, GenerationParams, Message, ModelSpec
 from desktop.engine._worker.start import start_worker
+from tests.engine.loop_gate import LoopGate, wait_for
 
 UBATCH = 64
 OPTIONS = LoadOptions(context_length=2048, n_batch=512, n_ubatch=UBATCH)
@@ -79,13 +86,14 @@ def test_progress_crosses_the_worker_process(tiny_chat: Path, tmp_path: Path) ->
 
 
 def test_a_slow_reader_takes_pieces_of_a_few_seconds() -> None:
-    # A 9B model on a CPU reads ~15 tokens a second: a 512-token piece was 34 s between
-    # two progress lines (and before Stop took effect); pieces of ~3 s instead.
-    assert progress_piece(None, 512) == 512  # not timed yet: the whole micro-batch
-    assert progress_piece(15.0, 512) == PROGRESS_MIN_PIECE
+    # A 9B model on a CPU reads ~15 tokens a second: a 2,048-token batch was two minutes
+    # without a progress line, another stream's token or a cancel; pieces of ~3 s instead.
+    assert progress_piece(None, 2048) == PROGRESS_FIRST_PIECE  # not timed yet: enough to
+    assert progress_piece(15.0, 2048) == PROGRESS_MIN_PIECE  # time the reader by
     assert progress_piece(100.0, 512) == 288  # 3 s' worth, a multiple of 32
-    assert progress_piece(5_000.0, 512) == 512  # a fast reader keeps the micro-batch
-    assert progress_piece(1.0, 32) == 32  # never past the micro-batch
+    assert progress_piece(5_000.0, 2048) == 2048  # a fast reader keeps the batch
+    assert progress_piece(5_000.0, 512) == 512  # (a listening chat: the micro-batch)
+    assert progress_piece(1.0, 32) == progress_piece(None, 32) == 32  # never past it
 
 
 def test_pieces_shrink_to_the_readers_speed(
@@ -103,5 +111,80 @@ def test_pieces_shrink_to_the_readers_speed(
         engine.close()
     done = [d.read[0] for d in deltas if d.read is not None]
     pieces = [b - a for a, b in itertools.pairwise(done)]
-    assert pieces[0] == 256  # the first, untimed
+    assert pieces[0] == PROGRESS_FIRST_PIECE  # the first, untimed
     assert pieces[1:] and all(PROGRESS_MIN_PIECE <= p < 256 for p in pieces[1:]), pieces
+
+
+@pytest.fixture
+def slow_reader(
+    tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[LlamaEngine, LoopGate]]:
+    """An engine whose prompt pieces are timed as a slow reader's: seconds scaled down,
+    as above, so the tiny model's pieces are the floor's, as a 9B model's on a CPU."""
+    monkeypatch.setattr(loop_module, "PROGRESS_STEP_S", 0.0005)
+    gate = LoopGate()
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=2048, n_batch=512, n_ubatch=256, parallel=2),
+        model_id="t",
+        on_step=gate,
+    )
+    yield engine, gate
+    engine.close()
+
+
+def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
+    slow_reader: tuple[LlamaEngine, LoopGate],
+) -> None:
+    # An agent's long prompt on a slow reader held every other stream for the whole
+    # batch (two minutes at 9B on a CPU); a request that does not listen (the server's)
+    # is now read in the same pieces, and the stream beside it moves at each.
+    engine, gate = slow_reader
+    long_call = _call(progress=False, repeats=25)  # ~1,500 tokens: three whole batches
+    first: list[Delta] = []
+    beside: list[Delta] = []
+    gate.hold()
+    runner = threading.Thread(
+        target=lambda: beside.extend(
+            engine.stream_completion("the cat", GenerationParams(max_tokens=40, temperature=0.0))
+        )
+    )
+    runner.start()
+    try:
+        wait_for(lambda: gate.held.is_set())  # the short one is generating
+    finally:
+        gate.release()
+    first.extend(engine.stream_chat(long_call))
+    runner.join()
+    usage = first[-1].usage
+    assert usage is not None and usage.prompt_tokens > 1_000
+    reading = [s for s in gate.steps if s.prompt_tokens > 0][1:]  # after the short prompt
+    assert all(s.prompt_tokens <= PROGRESS_FIRST_PIECE for s in reading), reading
+    assert len(reading) >= usage.prompt_tokens // PROGRESS_FIRST_PIECE
+    side = beside[-1].usage
+    assert side is not None and side.completion_tokens > 3  # more than 3 batches allowed
+    moving = [s for s in reading if s.generation_tokens > 0]
+    assert len(moving) >= min(side.completion_tokens - 1, len(reading)) - 1, reading
+
+
+def test_a_cancel_while_a_long_prompt_is_read_takes_effect_within_a_piece(
+    slow_reader: tuple[LlamaEngine, LoopGate],
+) -> None:
+    engine, gate = slow_reader
+    cancel = threading.Event()
+    deltas: list[Delta] = []
+    gate.hold()
+    runner = threading.Thread(
+        target=lambda: deltas.extend(engine.stream_chat(_call(False, repeats=25), cancel))
+    )
+    runner.start()
+    try:
+        wait_for(lambda: gate.held.is_set())  # the first piece is read
+        cancel.set()
+    finally:
+        gate.release()
+    runner.join()
+    assert deltas[-1].finish_reason == "cancelled"
+    read = sum(s.prompt_tokens for s in gate.steps)
+    assert read <= PROGRESS_FIRST_PIECE, gate.steps  # a whole batch was 512 here
+    wait_for(lambda: engine.stats().slots_busy == 0)  # its slot is free for the next
