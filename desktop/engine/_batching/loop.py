@@ -107,11 +107,10 @@ COLD_PROMPT_TOKENS = 1024
 # client that left still held its slot. Pieces cost nothing there: 64-token pieces read
 # at 14.9 tokens/s against 15.1 for 512 on the GLM-4-9B shape, 30.3 against 31.3 on the
 # Moonlight shape (32-token pieces: 9% slower, hence the floor). A fast reader (a GPU,
-# a small model) keeps the whole batch. A reader not timed yet starts with the floor's
-# double (PROGRESS_FIRST_PIECE), enough to time it.
+# a small model) keeps the whole batch. A reader not timed yet starts with the floor,
+# which times it: any step that read a block of prompt or more is timed.
 PROGRESS_STEP_S = 3.0
 PROGRESS_MIN_PIECE = 64
-PROGRESS_FIRST_PIECE = 128
 # A step's rows (its streams' tokens, their guesses, the prompt pieces) are cut to a
 # multiple of this many: llama.cpp's CPU kernels multiply rows in blocks, and the rows
 # past the last block are another pass over the weights. On the GLM-4-9B shape a 64-row
@@ -127,7 +126,7 @@ def progress_piece(tokens_per_s: float | None, limit: int) -> int:
     ``limit``: about PROGRESS_STEP_S seconds' worth, a multiple of 32."""
     floor = min(PROGRESS_MIN_PIECE, limit)
     if tokens_per_s is None:
-        return max(floor, min(limit, PROGRESS_FIRST_PIECE))
+        return floor
     worth = int(tokens_per_s * PROGRESS_STEP_S) // 32 * 32
     return max(floor, min(limit, worth))
 
@@ -614,7 +613,7 @@ class DecodeLoop(BatchWorker):
         batch.n_tokens = n
         started = time.perf_counter()
         code = llama_cpp.llama_decode(self._ctx, batch)
-        if prompt >= PROGRESS_MIN_PIECE and code == 0:  # long enough to time
+        if prompt >= ROW_BLOCK and code == 0:  # long enough to time (63 beside a stream)
             rate = prompt / max(1e-6, time.perf_counter() - started)
             self._read_rate = rate if self._read_rate is None else (self._read_rate + rate) / 2
         with self._lock:

@@ -14,7 +14,6 @@ import pytest
 
 from desktop.engine._batching import loop as loop_module
 from desktop.engine._batching.loop import (
-    PROGRESS_FIRST_PIECE,
     PROGRESS_MIN_PIECE,
     ROW_BLOCK,
     progress_piece,
@@ -89,8 +88,8 @@ def test_progress_crosses_the_worker_process(tiny_chat: Path, tmp_path: Path) ->
 def test_a_slow_reader_takes_pieces_of_a_few_seconds() -> None:
     # A 9B model on a CPU reads ~15 tokens a second: a 2,048-token batch was two minutes
     # without a progress line, another stream's token or a cancel; pieces of ~3 s instead.
-    assert progress_piece(None, 2048) == PROGRESS_FIRST_PIECE  # not timed yet: enough to
-    assert progress_piece(15.0, 2048) == PROGRESS_MIN_PIECE  # time the reader by
+    assert progress_piece(None, 2048) == PROGRESS_MIN_PIECE  # not timed yet: the floor
+    assert progress_piece(15.0, 2048) == PROGRESS_MIN_PIECE
     assert progress_piece(100.0, 512) == 288  # 3 s' worth, a multiple of 32
     assert progress_piece(5_000.0, 2048) == 2048  # a fast reader keeps the batch
     assert progress_piece(5_000.0, 512) == 512  # (a listening chat: the micro-batch)
@@ -112,7 +111,7 @@ def test_pieces_shrink_to_the_readers_speed(
         engine.close()
     done = [d.read[0] for d in deltas if d.read is not None]
     pieces = [b - a for a, b in itertools.pairwise(done)]
-    assert pieces[0] == PROGRESS_FIRST_PIECE  # the first, untimed
+    assert pieces[0] == PROGRESS_MIN_PIECE  # the first, untimed
     assert pieces[1:] and all(PROGRESS_MIN_PIECE <= p < 256 for p in pieces[1:]), pieces
 
 
@@ -160,8 +159,8 @@ def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
     usage = first[-1].usage
     assert usage is not None and usage.prompt_tokens > 1_000
     reading = [s for s in gate.steps if s.prompt_tokens > 0][1:]  # after the short prompt
-    assert all(s.prompt_tokens <= PROGRESS_FIRST_PIECE for s in reading), reading
-    assert len(reading) >= usage.prompt_tokens // PROGRESS_FIRST_PIECE
+    assert all(s.prompt_tokens <= PROGRESS_MIN_PIECE for s in reading), reading
+    assert len(reading) >= usage.prompt_tokens // PROGRESS_MIN_PIECE
     side = beside[-1].usage
     assert side is not None and side.completion_tokens > 3  # more than 3 batches allowed
     moving = [s for s in reading if s.generation_tokens > 0]
@@ -170,6 +169,42 @@ def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
     # block were another pass over the weights (7% slower reading at 9B).
     whole = [s.prompt_tokens + s.generation_tokens + s.draft_tokens for s in reading[:-1]]
     assert all(rows % ROW_BLOCK == 0 for rows in whole), reading
+
+
+def test_a_fast_reader_beside_a_stream_reads_whole_batches_after_its_first_piece(
+    tiny_chat: Path,
+) -> None:
+    # Seconds not scaled: the tiny model reads faster than a batch in 3 s, as a GPU does.
+    # Its first piece is the floor (not timed yet), which beside a stream is 63 tokens
+    # and must still time it, or every piece would stay the floor's.
+    gate = LoopGate()
+    engine = LlamaEngine(
+        tiny_chat,
+        LoadOptions(context_length=2048, n_batch=512, n_ubatch=256, parallel=2),
+        model_id="t",
+        on_step=gate,
+    )
+    beside: list[Delta] = []
+    try:
+        gate.hold()
+        runner = threading.Thread(
+            target=lambda: beside.extend(
+                engine.stream_completion("the cat", GenerationParams(max_tokens=40))
+            )
+        )
+        runner.start()
+        try:
+            wait_for(lambda: gate.held.is_set())
+        finally:
+            gate.release()
+        deltas = list(engine.stream_chat(_call(progress=False, repeats=25)))
+        runner.join()
+    finally:
+        engine.close()
+    assert deltas[-1].usage is not None and deltas[-1].usage.prompt_tokens > 1_000
+    pieces = [s.prompt_tokens for s in gate.steps if s.prompt_tokens > 0][1:]
+    assert pieces[0] < PROGRESS_MIN_PIECE  # 63: the stream's token took a row
+    assert max(pieces[1:]) > 256, pieces  # then the batch (511 beside the stream)
 
 
 def test_a_cancel_while_a_long_prompt_is_read_takes_effect_within_a_piece(
@@ -191,5 +226,5 @@ def test_a_cancel_while_a_long_prompt_is_read_takes_effect_within_a_piece(
     runner.join()
     assert deltas[-1].finish_reason == "cancelled"
     read = sum(s.prompt_tokens for s in gate.steps)
-    assert read <= PROGRESS_FIRST_PIECE, gate.steps  # a whole batch was 512 here
+    assert read <= PROGRESS_MIN_PIECE, gate.steps  # a whole batch was 512 here
     wait_for(lambda: engine.stats().slots_busy == 0)  # its slot is free for the next
