@@ -115,33 +115,18 @@ def test_pieces_shrink_to_the_readers_speed(
     assert pieces[1:] and all(PROGRESS_MIN_PIECE <= p < 256 for p in pieces[1:]), pieces
 
 
-@pytest.fixture
-def slow_reader(
-    tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[LlamaEngine, LoopGate]]:
-    """An engine whose prompt pieces are timed as a slow reader's: seconds scaled down,
-    as above, so the tiny model's pieces are the floor's, as a 9B model's on a CPU."""
-    monkeypatch.setattr(loop_module, "PROGRESS_STEP_S", 0.0005)
-    gate = LoopGate()
-    engine = LlamaEngine(
+def _engine(tiny_chat: Path, gate: LoopGate) -> LlamaEngine:
+    return LlamaEngine(
         tiny_chat,
         LoadOptions(context_length=2048, n_batch=512, n_ubatch=256, parallel=2),
         model_id="t",
         on_step=gate,
     )
-    yield engine, gate
-    engine.close()
 
 
-def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
-    slow_reader: tuple[LlamaEngine, LoopGate],
-) -> None:
-    # An agent's long prompt on a slow reader held every other stream for the whole
-    # batch (two minutes at 9B on a CPU); a request that does not listen (the server's)
-    # is now read in the same pieces, and the stream beside it moves at each.
-    engine, gate = slow_reader
-    long_call = _call(progress=False, repeats=25)  # ~1,500 tokens: three whole batches
-    first: list[Delta] = []
+def _beside_a_stream(engine: LlamaEngine, gate: LoopGate) -> tuple[list[Delta], list[Delta]]:
+    """A server request's ~1,500-token prompt (three whole batches) read while a short
+    completion streams: (the long request's deltas, the stream's)."""
     beside: list[Delta] = []
     gate.hold()
     runner = threading.Thread(
@@ -154,10 +139,36 @@ def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
         wait_for(lambda: gate.held.is_set())  # the short one is generating
     finally:
         gate.release()
-    first.extend(engine.stream_chat(long_call))
+    deltas = list(engine.stream_chat(_call(progress=False, repeats=25)))
     runner.join()
-    usage = first[-1].usage
+    usage = deltas[-1].usage
     assert usage is not None and usage.prompt_tokens > 1_000
+    return deltas, beside
+
+
+@pytest.fixture
+def slow_reader(
+    tiny_chat: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[LlamaEngine, LoopGate]]:
+    """An engine whose prompt pieces are timed as a slow reader's: seconds scaled down,
+    as above, so the tiny model's pieces are the floor's, as a 9B model's on a CPU."""
+    monkeypatch.setattr(loop_module, "PROGRESS_STEP_S", 0.0005)
+    gate = LoopGate()
+    engine = _engine(tiny_chat, gate)
+    yield engine, gate
+    engine.close()
+
+
+def test_a_stream_keeps_going_while_a_server_request_reads_a_long_prompt(
+    slow_reader: tuple[LlamaEngine, LoopGate],
+) -> None:
+    # An agent's long prompt on a slow reader held every other stream for the whole
+    # batch (two minutes at 9B on a CPU); a request that does not listen (the server's)
+    # is now read in the same pieces, and the stream beside it moves at each.
+    engine, gate = slow_reader
+    deltas, beside = _beside_a_stream(engine, gate)
+    usage = deltas[-1].usage
+    assert usage is not None
     reading = [s for s in gate.steps if s.prompt_tokens > 0][1:]  # after the short prompt
     assert all(s.prompt_tokens <= PROGRESS_MIN_PIECE for s in reading), reading
     assert len(reading) >= usage.prompt_tokens // PROGRESS_MIN_PIECE
@@ -178,30 +189,11 @@ def test_a_fast_reader_beside_a_stream_reads_whole_batches_after_its_first_piece
     # Its first piece is the floor (not timed yet), which beside a stream is 63 tokens
     # and must still time it, or every piece would stay the floor's.
     gate = LoopGate()
-    engine = LlamaEngine(
-        tiny_chat,
-        LoadOptions(context_length=2048, n_batch=512, n_ubatch=256, parallel=2),
-        model_id="t",
-        on_step=gate,
-    )
-    beside: list[Delta] = []
+    engine = _engine(tiny_chat, gate)
     try:
-        gate.hold()
-        runner = threading.Thread(
-            target=lambda: beside.extend(
-                engine.stream_completion("the cat", GenerationParams(max_tokens=40))
-            )
-        )
-        runner.start()
-        try:
-            wait_for(lambda: gate.held.is_set())
-        finally:
-            gate.release()
-        deltas = list(engine.stream_chat(_call(progress=False, repeats=25)))
-        runner.join()
+        _beside_a_stream(engine, gate)
     finally:
         engine.close()
-    assert deltas[-1].usage is not None and deltas[-1].usage.prompt_tokens > 1_000
     pieces = [s.prompt_tokens for s in gate.steps if s.prompt_tokens > 0][1:]
     assert pieces[0] < PROGRESS_MIN_PIECE  # 63: the stream's token took a row
     assert max(pieces[1:]) > 256, pieces  # then the batch (511 beside the stream)
