@@ -95,8 +95,9 @@ def test_ctrl_c_as_soon_as_the_command_starts_is_one_line_and_130(
     assert "Traceback" not in err
     if proc.returncode == -signal.SIGINT:
         # It had finished and Python was already shutting down, with SIGINT's default
-        # action back: nothing printed, and a shell shows status 130 as for our exit.
-        assert not err.strip(), err
+        # action back: a shell shows status 130 as for our exit, and at most our one line
+        # (seen once on a loaded machine: the line, then death by SIGINT).
+        assert err.strip() in ("", "edgedesk: error: interrupted"), err
     elif proc.returncode != 0:  # it may have finished before the signal landed
         assert proc.returncode == EXIT_INTERRUPTED
         assert err.strip().splitlines()[-1] == "edgedesk: error: interrupted"
