@@ -144,6 +144,19 @@ class ModelBroken(ModelLoadError):
     code = "model_broken"
 
 
+def prompt_size_params(
+    prompt_tokens: int, n_ctx: int, shown: int | None = None
+) -> dict[str, object]:
+    """A too-long prompt's ``params``: its tokens and the context as numbers, and as the
+    window's sentences show them (``size``: ``shown``, an estimate, where given)."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "context": n_ctx,
+        "size": f"{prompt_tokens if shown is None else shown:,}",
+        "limit": f"{n_ctx:,}",
+    }
+
+
 class ContextOverflow(EdgeDeskError):
     """The prompt (plus requested output) does not fit the model's context window.
 

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from desktop.base.defaults import RANK_POOLING, physical_cores
-from desktop.base.errors import ContextOverflow, InvalidRequest, ModelLoadError, VisionUnsupported
+from desktop.base.errors import (
+    ContextOverflow,
+    InvalidRequest,
+    ModelLoadError,
+    VisionUnsupported,
+    prompt_size_params,
+)
 from desktop.engine._batching.answer_stream import read_answer
 from desktop.engine._batching.loop import DecodeLoop, StepObserver
 from desktop.engine._batching.sampling import SamplerChain
@@ -435,12 +441,7 @@ class LlamaEngine:
                 prompt_tokens=size,
                 n_ctx=n_ctx,
                 kind="prompt_too_long",
-                params={
-                    "prompt_tokens": size,
-                    "context": n_ctx,
-                    "size": f"{size:,}",
-                    "limit": f"{n_ctx:,}",
-                },
+                params=prompt_size_params(size, n_ctx),
             )
         if params.max_tokens is not None and params.max_tokens < 1:
             raise InvalidRequest("max_tokens must be at least 1", param="max_tokens")

@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 
-from desktop.base.errors import Cancelled, ContextOverflow
+from desktop.base.errors import Cancelled, ContextOverflow, prompt_size_params
 
 # Only a text longer than this many characters per context token (and than two pieces)
 # is counted in pieces first: that long, it is far over the context; a shorter one costs
@@ -87,10 +87,5 @@ def refuse_overlong(
                 prompt_tokens=at_least,
                 n_ctx=n_ctx,
                 kind="prompt_far_too_long",
-                params={
-                    "prompt_tokens": at_least,
-                    "context": n_ctx,
-                    "size": f"{about:,}",
-                    "limit": f"{n_ctx:,}",
-                },
+                params=prompt_size_params(at_least, n_ctx, shown=about),
             )

@@ -15,7 +15,12 @@ import anyio
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from desktop.base.errors import ContextOverflow, EdgeDeskError, InvalidRequest
+from desktop.base.errors import (
+    ContextOverflow,
+    EdgeDeskError,
+    InvalidRequest,
+    prompt_size_params,
+)
 from desktop.engine import Engine, TokenLogprob
 from desktop.server import _image_parts as images
 from desktop.server import _leniency as leniency
@@ -237,12 +242,7 @@ def _detokenize(services: Services, model: str, tokens: list[int]) -> str:
                 prompt_tokens=len(tokens),
                 n_ctx=context,
                 kind="prompt_too_long",
-                params={
-                    "prompt_tokens": len(tokens),
-                    "context": context,
-                    "size": f"{len(tokens):,}",
-                    "limit": f"{context:,}",
-                },
+                params=prompt_size_params(len(tokens), context),
             )
         try:
             return engine.detokenize(tokens)
